@@ -1,0 +1,171 @@
+"""A notebook run: the profile, its output folders, the model gateway, prompts and reporting.
+
+Every notebook begins with::
+
+    ctx = shopbench.context.start(profile, notebook="00_backends")
+
+and then calls ``ctx.gateway``, ``ctx.prompt(name)``, ``ctx.table(...)``, ``ctx.figure(...)``.
+The context records which prompt files and backbones the notebook used, so each artefact it saves
+carries its provenance into the paper index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import Profile, load_profile
+from .paths import PROMPTS_DIR, default_cache_dir, profile_dir
+from .report.artifacts import Provenance, git_commit, now_iso, save_figure, save_table
+
+
+@dataclass
+class Prompt:
+    """A prompt template from ``prompts/<name>.txt`` with named ``{slots}``."""
+
+    name: str
+    text: str
+    sha256: str
+
+    def render(self, **slots) -> str:
+        try:
+            return self.text.format(**slots)
+        except KeyError as e:
+            raise KeyError(f"prompt {self.name!r} needs slot {e.args[0]!r}; given: {sorted(slots)}") from None
+
+
+@dataclass
+class RunContext:
+    profile: Profile
+    notebook: str
+    prompts_used: dict[str, str] = field(default_factory=dict)
+    backbones_used: set[str] = field(default_factory=set)
+    _gateway: object | None = None
+    _commit: str | None = None
+
+    @property
+    def out(self) -> Path:
+        """``outputs/<profile>/``."""
+        return profile_dir(self.profile.name)
+
+    @property
+    def paper_dir(self) -> Path:
+        return self.out / "paper"
+
+    @property
+    def data_dir(self) -> Path:
+        d = self.out / "data"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @property
+    def seed(self) -> int:
+        return int(self.profile.get("seed", 0, int))
+
+    def param(self, keypath: str, default=None, kind=None):
+        """A value of this notebook's section (``notebooks.<notebook>.<key>``), else the top level."""
+        nb_key = f"notebooks.{self.notebook}.{keypath}"
+        sentinel = object()
+        v = self.profile.get(nb_key, sentinel, kind)
+        if v is not sentinel:
+            return v
+        return self.profile.get(keypath, default, kind)
+
+    # ---- models ------------------------------------------------------------------------------
+    @property
+    def backbones(self):
+        from .llm import parse_backbones
+
+        try:
+            return parse_backbones(self.profile.get("backbones", [], list))
+        except ValueError as e:
+            raise self.profile.error("backbones", str(e)) from None
+
+    def available_backbones(self, verbose: bool = True):
+        """Backbones that can be called here; the others are listed with the reason."""
+        ok = []
+        for b in self.backbones:
+            avail, why = b.availability()
+            if avail:
+                ok.append(b)
+            elif verbose:
+                print(f"skipping backbone {b.name}: {why}")
+        return ok
+
+    @property
+    def gateway(self):
+        if self._gateway is None:
+            from .llm import Gateway
+
+            g = self.profile.get("gateway", {}, dict)
+            cache_dir = g.get("cache_dir") or default_cache_dir()
+            self._gateway = Gateway(
+                cache_dir=cache_dir,
+                log_dir=self.out / "calls",
+                concurrency=self.profile.get("gateway.concurrency", {}, dict),
+                timeout_s=self.profile.get("gateway.timeout_s", 120.0, float),
+                max_retries=self.profile.get("gateway.max_retries", 4, int),
+                max_cost_usd=self.profile.get("gateway.max_cost_usd", None, float),
+                progress=self.profile.get("gateway.progress", True, bool),
+                backbones=self.backbones,
+            )
+        return self._gateway
+
+    def use_backbones(self, names) -> None:
+        self.backbones_used.update(names)
+
+    # ---- prompts -----------------------------------------------------------------------------
+    def prompt(self, name: str) -> Prompt:
+        path = PROMPTS_DIR / f"{name}.txt"
+        if not path.exists():
+            known = sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
+            raise FileNotFoundError(f"no prompt file {path}; known prompts: {', '.join(known)}")
+        text = path.read_text(encoding="utf-8")
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        self.prompts_used[name] = sha
+        return Prompt(name, text, sha)
+
+    # ---- reporting ---------------------------------------------------------------------------
+    def provenance(self) -> Provenance:
+        if self._commit is None:
+            self._commit = os.environ.get("SHOPBENCH_GIT_COMMIT") or git_commit()
+        return Provenance(
+            notebook=self.notebook,
+            profile=self.profile.name,
+            params_file=str(self.profile.path.name),
+            params_sha256=self.profile.sha256,
+            prompts=dict(self.prompts_used),
+            backbones=sorted(self.backbones_used),
+            git_commit=self._commit,
+            date=now_iso(),
+        )
+
+    def table(self, df, name: str, caption: str, **kw):
+        """Save a table (CSV + Markdown + LaTeX) with a caption and register it for the index."""
+        save_table(df, name, caption, self.paper_dir, self.provenance(), **kw)
+        return df
+
+    def figure(self, fig, name: str, caption: str, **kw):
+        """Save a figure (PNG + PDF) with a caption and register it for the index."""
+        save_figure(fig, name, caption, self.paper_dir, self.provenance(), **kw)
+        return fig
+
+
+def start(profile: str | Path = "smoke", notebook: str = "notebook") -> RunContext:
+    """Open a run: load the profile, seed Python's and NumPy's generators, make the output folders."""
+    prof = load_profile(profile)
+    seed = int(prof.get("seed", 0, int))
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    ctx = RunContext(prof, notebook)
+    (ctx.out / "calls").mkdir(parents=True, exist_ok=True)
+    ctx.paper_dir.mkdir(parents=True, exist_ok=True)
+    return ctx

@@ -1,0 +1,96 @@
+"""The gateway's on-disk response cache, in front of litellm (whose disk cache left in 1.109).
+
+SQLite in WAL mode: safe under concurrent writers (threads and processes), one committed row per
+successful call, so a process killed with ``kill -9`` keeps every answer it had received. Only
+successful responses are stored; errors are never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def cache_key(
+    *,
+    model: str,
+    api_base: str | None,
+    messages: list[dict],
+    params: dict,
+    tools: list | None,
+    response_format: dict | None,
+    repeat: int,
+) -> str:
+    """sha256 over everything that changes an answer: model, api base, messages, generation
+    settings, tools, response format and the repeat index (so repeats are distinct samples)."""
+    payload = {
+        "model": model,
+        "api_base": api_base or "",
+        "messages": messages,
+        "params": params,
+        "tools": tools,
+        "response_format": response_format,
+        "repeat": repeat,
+    }
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+
+class ResponseCache:
+    """Key → stored response (dict). ``get_many`` reads a whole sweep's keys in one query."""
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / "responses.sqlite"
+        self._local = threading.local()
+        with self._conn() as con:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
+            )
+
+    def _conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+            con.execute("PRAGMA busy_timeout=60000")
+            self._local.con = con
+        return con
+
+    def get(self, key: str) -> dict | None:
+        row = self._conn().execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, dict]:
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, dict] = {}
+        con = self._conn()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+            for k, v in con.execute(q, chunk):
+                out[k] = json.loads(v)
+        return out
+
+    def put(self, key: str, value: dict) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
+            (key, canonical_json(value), time.time()),
+        )
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def clear(self) -> None:
+        self._conn().execute("DELETE FROM responses")

@@ -1,0 +1,92 @@
+"""The append-only call log: one JSON line per call (cache hits included).
+
+Columns: run id, item id, cache key, model, prompt hash, raw output, parsed value or parse error,
+finish reason, prompt/completion tokens, cost, latency, cache hit, attempt count, error.
+Each row is written with one ``write`` on an ``O_APPEND`` descriptor under a file lock, so
+concurrent writers never interleave; a line cut short by ``kill -9`` is dropped on the next open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from filelock import FileLock
+
+COLUMNS = [
+    "run_id", "item_id", "key", "model", "repeat", "prompt_hash", "status", "raw_output", "parsed",
+    "parse_error", "finish_reason", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s",
+    "cache_hit", "attempts", "error", "ts",
+]  # fmt: skip
+
+
+class CallLog:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(self.path) + ".lock")
+        self._repair()
+
+    def _repair(self) -> None:
+        """Drop a trailing partial line (a writer killed mid-row)."""
+        if not self.path.exists():
+            return
+        with self._lock, open(self.path, "rb+") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            if size == 0:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            block = min(size, 1 << 20)
+            while True:
+                f.seek(size - block)
+                data = f.read(block)
+                cut = data.rfind(b"\n")
+                if cut >= 0 or block == size:
+                    f.truncate(size - block + cut + 1 if cut >= 0 else 0)
+                    return
+                block = min(size, block * 2)
+
+    def append(self, rows: Iterable[dict]) -> None:
+        payload = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows)
+        if not payload:
+            return
+        data = payload.encode()
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
+            finally:
+                os.close(fd)
+
+    def rows(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        out = []
+        with open(self.path, encoding="utf-8") as f:
+            for line in f:
+                if line.endswith("\n"):
+                    try:
+                        out.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        continue
+        return out
+
+    def latest(self) -> dict[tuple[str, str], dict]:
+        """Last row per (item id, cache key): the current state of each call."""
+        return {(r["item_id"], r["key"]): r for r in self.rows()}
+
+
+def read_logs(directory: str | Path) -> list[dict]:
+    """All rows of every call log under ``directory`` (for run summaries)."""
+    rows: list[dict] = []
+    for p in sorted(Path(directory).rglob("*.jsonl")):
+        rows.extend(CallLog(p).rows())
+    return rows

@@ -1,0 +1,156 @@
+"""Embedded deterministic backends served as the litellm custom provider ``local/<name>``.
+
+A local backend is a plain Python function ``fn(messages, params) -> str`` registered with
+:func:`register_local`. Sweeps treat it like any other backbone (cache, log, contract parsing), so
+a deterministic reference judge is compared with LLM judges on equal terms. ``params`` holds the
+generation settings and ``response_format`` of the call.
+
+Built in:
+
+- ``local/echo``: returns the last user message; a transport check, not a model.
+- ``local/schema-sampler``: a seeded random document that satisfies the call's JSON schema
+  (uniform over enums, booleans, and numeric ranges); the "random" baseline for any contract.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._litellm import litellm
+
+LocalFn = Callable[[list[dict], dict], str]
+
+
+@dataclass(frozen=True)
+class LocalBackend:
+    name: str
+    fn: LocalFn
+    description: str
+
+
+_REGISTRY: dict[str, LocalBackend] = {}
+
+
+def register_local(name: str, fn: LocalFn, description: str) -> None:
+    """Register ``local/<name>``; later modules add their deterministic judges this way."""
+    _REGISTRY[name] = LocalBackend(name, fn, description)
+
+
+def local_backends() -> dict[str, LocalBackend]:
+    _load_plugins()
+    return dict(_REGISTRY)
+
+
+def _load_plugins() -> None:
+    """Import modules that register local backends (entry point ``shopbench.local_backends``)."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="shopbench.local_backends"):
+        try:
+            ep.load()
+        except Exception:  # a broken plugin must not hide the others
+            continue
+
+
+def schema_of(params: dict) -> dict | None:
+    rf = params.get("response_format") or {}
+    if isinstance(rf, dict) and rf.get("type") == "json_schema":
+        return (rf.get("json_schema") or {}).get("schema")
+    return None
+
+
+def _echo(messages: list[dict], params: dict) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else json.dumps(c)
+    return ""
+
+
+def sample_schema(schema: dict, rng: random.Random) -> Any:
+    """A random instance of a (simple) JSON schema: objects, arrays, enums, numbers, strings, booleans."""
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    for comb in ("anyOf", "oneOf"):
+        if comb in schema:
+            return sample_schema(rng.choice(schema[comb]), rng)
+    t = schema.get("type", "object")
+    if isinstance(t, list):
+        t = rng.choice([x for x in t if x != "null"] or ["null"])
+    if t == "object":
+        props = schema.get("properties", {})
+        return {k: sample_schema(v, rng) for k, v in props.items()}
+    if t == "array":
+        n = rng.randint(schema.get("minItems", 0), max(schema.get("minItems", 0), schema.get("maxItems", 3)))
+        return [sample_schema(schema.get("items", {"type": "string"}), rng) for _ in range(n)]
+    if t in ("number", "integer"):
+        lo = schema.get("minimum", 0)
+        hi = schema.get("maximum", lo + 1 if t == "number" else lo + 10)
+        return rng.randint(int(lo), int(hi)) if t == "integer" else round(rng.uniform(lo, hi), 4)
+    if t == "boolean":
+        return rng.random() < 0.5
+    if t == "null":
+        return None
+    return "sample-" + "".join(rng.choice("abcdefghij") for _ in range(6))
+
+
+def _schema_sampler(messages: list[dict], params: dict) -> str:
+    schema = schema_of(params)
+    if schema is None:
+        raise ValueError("local/schema-sampler needs a JSON-schema response_format")
+    digest = hashlib.sha256(json.dumps([messages, params.get("seed", 0)], sort_keys=True).encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "big"))
+    return json.dumps(sample_schema(schema, rng))
+
+
+register_local("echo", _echo, "returns the last user message (transport check, not a model)")
+register_local("schema-sampler", _schema_sampler, "seeded random document satisfying the call's JSON schema")
+
+
+def _model_response(model: str, content: str, messages: list[dict]) -> litellm.ModelResponse:
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+    completion_tokens = len(content.split())
+    return litellm.ModelResponse(
+        id=f"local-{hashlib.sha1(content.encode()).hexdigest()[:12]}",
+        created=int(time.time()),
+        model=model,
+        choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        usage={
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    )
+
+
+class LocalHandler(litellm.CustomLLM):
+    """litellm custom provider ``local``: dispatches ``local/<name>`` to the registered function."""
+
+    def _run(self, model: str, messages: list, optional_params: dict) -> litellm.ModelResponse:
+        name = model.split("/", 1)[1] if model.startswith("local/") else model
+        backends = local_backends()
+        if name not in backends:
+            raise litellm.BadRequestError(
+                message=f"Unknown local backend 'local/{name}'. Registered: "
+                + ", ".join(f"local/{n}" for n in sorted(backends)),
+                model=model,
+                llm_provider="local",
+            )
+        content = backends[name].fn(messages, dict(optional_params or {}))
+        return _model_response(f"local/{name}", content, messages)
+
+    def completion(self, model, messages, *args, optional_params=None, **kwargs):  # noqa: D401
+        return self._run(model, messages, optional_params or {})
+
+    async def acompletion(self, model, messages, *args, optional_params=None, **kwargs):
+        # deterministic backends are pure Python and fast: run them inline, off the loop only if slow
+        return await asyncio.to_thread(self._run, model, messages, optional_params or {})

@@ -1,0 +1,150 @@
+"""The papermill pipeline behind ``make paper`` and the notebook smoke tests of ``make test``.
+
+The list of notebooks, their order and the artefacts each must produce live in one place,
+``notebooks/pipeline.yaml``. ``python -m shopbench.pipeline run --profile paper`` executes them
+with papermill into ``outputs/<profile>/notebooks/``, then writes ``outputs/<profile>/paper/
+run.json`` and the index (``index.md`` + ``index.html``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .config import load_profile
+from .llm.calllog import read_logs
+from .paths import NOTEBOOKS_DIR, profile_dir
+from .report import build_index, git_commit, write_run_json
+from .report.artifacts import now_iso, read_artifacts
+
+PIPELINE_FILE = NOTEBOOKS_DIR / "pipeline.yaml"
+
+
+@dataclass
+class Step:
+    name: str
+    produces: list[str] = field(default_factory=list)
+    timeout_s: int | None = None
+
+    @property
+    def path(self) -> Path:
+        return NOTEBOOKS_DIR / f"{self.name}.ipynb"
+
+
+def load_pipeline(path: Path = PIPELINE_FILE) -> list[Step]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    steps = []
+    for i, e in enumerate(data.get("notebooks") or []):
+        if not isinstance(e, dict) or "name" not in e:
+            raise ValueError(f"{path}: notebooks[{i}] needs a 'name'")
+        s = Step(name=e["name"], produces=list(e.get("produces") or []), timeout_s=e.get("timeout_s"))
+        if not s.path.exists():
+            raise FileNotFoundError(f"{path}: notebooks[{i}] names {s.path}, which does not exist")
+        steps.append(s)
+    return steps
+
+
+def run_notebook(step: Step, profile: str, out_dir: Path) -> Path:
+    import papermill as pm
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{step.name}.ipynb"
+    pm.execute_notebook(
+        str(step.path), str(out), parameters={"profile": profile}, cwd=str(NOTEBOOKS_DIR),
+        kernel_name="python3", progress_bar=False, request_save_on_cell_execute=True,
+        execution_timeout=step.timeout_s,
+    )  # fmt: skip
+    return out
+
+
+def summarize_calls(calls_dir: Path) -> dict:
+    rows = read_logs(calls_dir) if calls_dir.exists() else []
+    n = len(rows)
+    hits = sum(1 for r in rows if r.get("cache_hit"))
+    return {
+        "calls": n,
+        "cache_hits": hits,
+        "cache_hit_rate": (hits / n) if n else None,
+        "cost_usd": round(sum(float(r.get("cost_usd") or 0) for r in rows), 6),
+        "errors": sum(1 for r in rows if r.get("status") == "error"),
+        "parse_errors": sum(1 for r in rows if r.get("status") == "parse_error"),
+    }
+
+
+def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
+    prof = load_profile(profile)
+    steps = load_pipeline()
+    if only:
+        unknown = set(only) - {s.name for s in steps}
+        if unknown:
+            raise SystemExit(f"unknown notebooks {sorted(unknown)}; pipeline: {[s.name for s in steps]}")
+        steps = [s for s in steps if s.name in only]
+    root = profile_dir(prof.name)
+    paper = root / "paper"
+    if fresh:  # call logs and artefact registry describe this run; the cache is kept
+        shutil.rmtree(root / "calls", ignore_errors=True)
+        (paper / "artifacts.jsonl").unlink(missing_ok=True)
+    os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
+    t0 = time.perf_counter()
+    nbs, failed = [], []
+    for s in steps:
+        print(f"[{prof.name}] running {s.name} ...", flush=True)
+        t = time.perf_counter()
+        status = "ok"
+        try:
+            run_notebook(s, str(prof.path), root / "notebooks")
+        except Exception as e:  # papermill's error names the failing cell
+            status = "failed"
+            failed.append(s.name)
+            print(f"[{prof.name}] {s.name} FAILED: {str(e)[:2000]}", file=sys.stderr)
+        wall = time.perf_counter() - t
+        nbs.append({"name": s.name, "wall_s": round(wall, 2), "status": status})
+        print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
+    produced = {a["name"] for a in read_artifacts(paper)}
+    missing = [f"{s.name}:{p}" for s in steps if s.name not in failed for p in s.produces if p not in produced]
+    summary = {
+        "profile": prof.name,
+        "params_file": str(prof.path.name),
+        "params_sha256": prof.sha256,
+        "git_commit": os.environ["SHOPBENCH_GIT_COMMIT"],
+        "date": now_iso(),
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "notebooks": nbs,
+        "missing_artifacts": missing,
+        **summarize_calls(root / "calls"),
+    }
+    write_run_json(paper, summary)
+    md, html = build_index(paper, summary)
+    print(f"[{prof.name}] wall {summary['wall_s']:.1f} s, {summary['calls']} calls, "
+          f"cache hit rate {summary['cache_hit_rate']}, cost ${summary['cost_usd']:.4f}")  # fmt: skip
+    print(f"[{prof.name}] index: {md} and {html}")
+    if missing:
+        print(f"[{prof.name}] artefacts promised in {PIPELINE_FILE.name} but not produced: {missing}", file=sys.stderr)
+    return 1 if (failed or missing) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shopbench.pipeline", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="execute the pipeline's notebooks with papermill and build the index")
+    r.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
+    r.add_argument("--only", nargs="*", help="run only these notebooks (by name)")
+    r.add_argument("--keep-logs", action="store_true", help="keep previous call logs and artefact registry")
+    sub.add_parser("list", help="print the pipeline's notebooks in order")
+    a = ap.parse_args(argv)
+    if a.cmd == "list":
+        for s in load_pipeline():
+            print(s.name, " ".join(s.produces))
+        return 0
+    return run(a.profile, a.only, fresh=not a.keep_logs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""The paper index: every table and figure with the notebook, parameters, prompts, backbones,
+git commit and date that produced it, plus the run summary (``run.json``)."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import markdown
+
+from .artifacts import read_artifacts
+
+
+def write_run_json(paper_dir: str | Path, summary: dict) -> Path:
+    """``run.json``: wall_s, notebooks [{name, wall_s}], cache_hit_rate, calls, cost_usd, ..."""
+    path = Path(paper_dir) / "run.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def _fmt_run(run: dict) -> list[str]:
+    rate = run.get("cache_hit_rate")
+    lines = [
+        "## Run",
+        "",
+        f"- profile: `{run.get('profile')}` (params `{run.get('params_file')}`, sha256 `{str(run.get('params_sha256'))[:12]}`)",
+        f"- git commit: `{run.get('git_commit')}`; date: {run.get('date')}",
+        f"- wall time: {run.get('wall_s', 0):.1f} s; model calls: {run.get('calls', 0)}; "
+        f"cache hit rate: {'n/a' if rate is None else f'{rate:.1%}'}; cost: ${run.get('cost_usd', 0):.4f}",
+        "",
+        "| notebook | wall s | status |",
+        "|---|---|---|",
+    ]
+    for nb in run.get("notebooks", []):
+        lines.append(f"| [{nb['name']}](../notebooks/{nb['name']}.ipynb) | {nb['wall_s']:.1f} | {nb.get('status', 'ok')} |")
+    return lines + [""]
+
+
+def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, Path]:
+    """Write ``index.md`` and ``index.html`` in ``paper_dir`` from the registered artefacts."""
+    paper_dir = Path(paper_dir)
+    if run is None and (paper_dir / "run.json").exists():
+        run = json.loads((paper_dir / "run.json").read_text())
+    arts = read_artifacts(paper_dir)
+    title = f"Paper outputs — profile {run.get('profile') if run else paper_dir.parent.name}"
+    lines = [f"# {title}", ""]
+    if run:
+        lines += _fmt_run(run)
+    by_nb: dict[str, list[dict]] = {}
+    for a in arts:
+        by_nb.setdefault(a["notebook"], []).append(a)
+    lines += ["## Tables and figures", ""]
+    if not arts:
+        lines += ["(none registered yet)", ""]
+    for nb in sorted(by_nb):
+        lines += [f"### {nb}", ""]
+        for a in by_nb[nb]:
+            links = " · ".join(f"[{ext}]({p})" for ext, p in a["files"].items())
+            prompts = ", ".join(f"`{k}` {v[:10]}" for k, v in sorted(a.get("prompts", {}).items())) or "none"
+            lines += [
+                f"#### {a['kind'].title()} `{a['name']}`",
+                "",
+                f"{a['caption']}",
+                "",
+                f"- files: {links}",
+                f"- notebook `{a['notebook']}`; params `{a['params_file']}` sha256 `{a['params_sha256'][:12]}`; "
+                f"prompts: {prompts}",
+                f"- backbones: {', '.join(a.get('backbones') or []) or 'none'}; git `{a['git_commit']}`; {a['date']}",
+                "",
+            ]
+            if a["kind"] == "figure":
+                lines += [f"![{a['name']}]({a['files']['png']})", ""]
+            elif a["kind"] == "table":
+                md_path = paper_dir / a["files"]["md"]
+                if md_path.exists():
+                    body = md_path.read_text(encoding="utf-8").split("\n\n", 1)[-1]
+                    if body.count("\n") <= 40:
+                        lines += [body.strip(), ""]
+    md_text = "\n".join(lines)
+    md_path = paper_dir / "index.md"
+    md_path.write_text(md_text, encoding="utf-8")
+    body = markdown.markdown(md_text, extensions=["tables"])
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>"
+        "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}"
+        "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:90%}"
+        "img{max-width:100%;border:1px solid #eee}code{background:#f4f4f4;padding:0 3px}"
+        f"</style></head><body>{body}</body></html>"
+    )
+    html_path = paper_dir / "index.html"
+    html_path.write_text(page, encoding="utf-8")
+    return md_path, html_path
