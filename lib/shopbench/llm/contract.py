@@ -44,9 +44,7 @@ def parse_output(raw: str | None, schema: dict | None, finish_reason: str | None
     """
     if raw is None:
         return Parsed(False, error="empty output (no content)")
-    if schema is None:
-        if finish_reason == "length":
-            return Parsed(False, value=raw, error="truncated: finish_reason=length")
+    if schema is None:  # free text has no contract to break; finish_reason still says "length"
         return Parsed(True, value=raw)
     if finish_reason == "length":
         return Parsed(False, error="truncated: finish_reason=length")

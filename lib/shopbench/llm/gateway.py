@@ -92,6 +92,12 @@ def redact(text: str | None) -> str | None:
     return _SECRET_PATTERN.sub("[REDACTED]", text)
 
 
+def _redact_json(obj):
+    import json
+
+    return json.loads(redact(json.dumps(obj, default=str)))
+
+
 def is_retryable(exc: BaseException) -> bool:
     litellm = get_litellm()
     retry_types = (
@@ -368,8 +374,8 @@ class Gateway:
         usage = getattr(resp, "usage", None)
         tool_calls = getattr(msg, "tool_calls", None)
         stored = {
-            "raw_output": msg.content,
-            "tool_calls": [tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls]
+            "raw_output": redact(msg.content),
+            "tool_calls": _redact_json([tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls])
             if tool_calls
             else None,
             "finish_reason": choice.finish_reason,

