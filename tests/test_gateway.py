@@ -6,7 +6,6 @@ import threading
 import time
 
 import pytest
-
 from shopbench.llm import BudgetExceeded, Call, MissingKeyError, UnknownModelError, register_local
 
 SCHEMA = {

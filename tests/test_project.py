@@ -5,7 +5,6 @@ import tomllib
 from pathlib import Path
 
 import yaml
-
 from shopbench.pipeline import load_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]

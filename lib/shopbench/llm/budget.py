@@ -79,6 +79,10 @@ class Estimate:
 
 
 def actual_cost(response) -> float:
+    """The cost litellm already stamped on the response; computed only when it did not."""
+    stamped = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    if stamped is not None:
+        return float(stamped)
     try:
         return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:

@@ -1,0 +1,1 @@
+"""Test helpers for shopbench (fake LLM endpoints and similar fixtures)."""
