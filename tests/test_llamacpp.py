@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from shopbench.llm import llamacpp as L
 
 SMOL = "smollm2-135m-instruct"

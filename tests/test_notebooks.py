@@ -7,6 +7,7 @@ no file the run produced (executed notebooks, logs, caches, tables).
 import json
 
 import pytest
+
 from shopbench.pipeline import load_pipeline, run
 
 FAKE_KEY = "sk-proj-NOTEBOOKSMOKEFAKEKEY0123456789abcdefXYZ"

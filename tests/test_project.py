@@ -5,6 +5,7 @@ import tomllib
 from pathlib import Path
 
 import yaml
+
 from shopbench.pipeline import load_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]

