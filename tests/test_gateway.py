@@ -213,3 +213,29 @@ def test_log_rows_have_the_documented_columns(server, gateway):
     gw.run([fake_call(server, "a", "x")], "cols")
     row = json.loads((gw.log_path("cols")).read_text().splitlines()[0])
     assert set(COLUMNS) <= set(row)
+
+
+def _writer(directory, prefix, n):
+    from shopbench.llm.cache import ResponseCache
+
+    cache = ResponseCache(directory)
+    for i in range(n):
+        cache.put(f"{prefix}{i}", {"raw_output": f"{prefix}{i}"})
+
+
+def test_cache_is_safe_under_concurrent_writer_processes(tmp_path):
+    import multiprocessing as mp
+
+    from shopbench.llm.cache import ResponseCache
+
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(tmp_path, p, 300)) for p in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    cache = ResponseCache(tmp_path)
+    assert len(cache) == 600
+    got = cache.get_many([f"{p}{i}" for p in "ab" for i in range(300)])
+    assert all(v["raw_output"] == k for k, v in got.items()) and len(got) == 600

@@ -333,7 +333,6 @@ def litellm_with_handler():
 @pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
 def test_litellm_round_trip(litellm_with_handler):
     litellm = litellm_with_handler
-    t0 = time.monotonic()
     r = litellm.completion(
         model=f"llamacpp/{SMOL}", messages=[{"role": "user", "content": "Say hello."}],
         max_tokens=12, temperature=0,
@@ -350,7 +349,6 @@ def test_litellm_round_trip(litellm_with_handler):
         max_tokens=12, temperature=0,
     ))  # fmt: skip
     assert r2.choices[0].message.content == r.choices[0].message.content
-    assert time.monotonic() - t0 < 20
 
 
 @pytest.mark.llamacpp
@@ -434,3 +432,76 @@ def test_serve_reports_a_dying_server(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="exited with code"):
         with L.serve("broken", timeout=60):
             pass
+
+
+def test_ensure_llama_cpp_builds_then_installs_from_wheel_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SHOPBENCH_WHEEL_DIR", str(tmp_path / "wheels"))
+    state = {"installed": False}
+    calls = []
+
+    def fake_run(cmd, what, env=None):
+        calls.append((cmd, env))
+        if "wheel" in cmd:
+            (
+                tmp_path / "wheels" / f"llama_cpp_python-{L.LLAMA_CPP_VERSION}-py3-none-linux_x86_64.whl"
+            ).touch()
+        else:
+            state["installed"] = True
+
+    monkeypatch.setattr(L, "_run", fake_run)
+    monkeypatch.setattr(L, "_python_has_llama_cpp", lambda python: state["installed"])
+    L.ensure_llama_cpp("/some/python")
+    (build, build_env), (inst, _) = calls
+    assert build[:4] == ["/some/python", "-m", "pip", "wheel"] and "-w" in build
+    assert f"llama-cpp-python=={L.LLAMA_CPP_VERSION}" in build
+    assert build_env["CMAKE_ARGS"] == L.PORTABLE_CMAKE_ARGS and "-DGGML_NATIVE=OFF" in L.PORTABLE_CMAKE_ARGS
+    assert inst[:4] == ["/some/python", "-m", "pip", "install"]
+    assert inst[inst.index("--find-links") + 1] == str(tmp_path / "wheels")
+    assert f"llama-cpp-python[server]=={L.LLAMA_CPP_VERSION}" in inst
+    assert "~5 min" in capsys.readouterr().out
+
+    # cached wheel: no build; already importable: nothing at all
+    calls.clear()
+    state["installed"] = False
+    L.ensure_llama_cpp("/some/python")
+    assert [c[0][3] for c in calls] == ["install"]
+    calls.clear()
+    L.ensure_llama_cpp("/some/python")
+    assert calls == []
+
+
+def test_litellm_unknown_model_is_a_bad_request():
+    import litellm
+
+    handler = L.LlamaCppHandler()
+    saved = list(litellm.custom_provider_map or [])
+    litellm.custom_provider_map = [p for p in saved if p["provider"] != "llamacpp"] + [
+        {"provider": "llamacpp", "custom_handler": handler}
+    ]
+    try:
+        with pytest.raises(litellm.BadRequestError, match="known models"):
+            litellm.completion(
+                model="llamacpp/gpt-5", messages=[{"role": "user", "content": "hi"}], num_retries=0
+            )
+    finally:
+        litellm.custom_provider_map = saved
+
+
+@pytest.mark.llamacpp
+@pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
+def test_litellm_context_window_exceeded():
+    import litellm
+
+    handler = L.LlamaCppHandler(n_ctx=128)
+    saved = list(litellm.custom_provider_map or [])
+    litellm.custom_provider_map = [p for p in saved if p["provider"] != "llamacpp"] + [
+        {"provider": "llamacpp", "custom_handler": handler}
+    ]
+    try:
+        with pytest.raises(litellm.ContextWindowExceededError):
+            litellm.completion(
+                model=f"llamacpp/{SMOL}", messages=[{"role": "user", "content": "word " * 300}], max_tokens=4
+            )
+    finally:
+        litellm.custom_provider_map = saved
+        handler.close()

@@ -358,7 +358,8 @@ _SERVER_CHECK = "import llama_cpp, llama_cpp.server.app"
 
 
 def _python_has_llama_cpp(python: str) -> bool:
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
+    # abspath, not realpath: a venv's python is a symlink to the base interpreter
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
         try:
             importlib.import_module("llama_cpp")
             importlib.import_module("llama_cpp.server.app")
@@ -390,7 +391,7 @@ def ensure_llama_cpp(python: str = sys.executable) -> None:
             f"into {wdir} (takes ~5 min) …",
             flush=True,
         )
-        env = dict(os.environ, CMAKE_ARGS=PORTABLE_CMAKE_ARGS, FORCE_CMAKE="1")
+        env = dict(os.environ, CMAKE_ARGS=PORTABLE_CMAKE_ARGS)
         cmd = [python, "-m", "pip", "wheel", "--no-deps", "--no-binary", "llama-cpp-python",
                f"llama-cpp-python=={LLAMA_CPP_VERSION}", "-w", str(wdir)]  # fmt: skip
         _run(cmd, env=env, what="building the llama-cpp-python wheel")
@@ -721,8 +722,15 @@ class _LlamaCppCore:
             llm, lock = self._get(model)
         except ModelNotInstalled as e:
             raise _bad_request(str(e), model) from e
-        with lock:
-            out = llm.create_chat_completion(messages=_messages(messages), **kw)
+        try:
+            with lock:
+                out = llm.create_chat_completion(messages=_messages(messages), **kw)
+        except ValueError as e:  # llama-cpp-python's request errors, e.g. prompt > n_ctx
+            if "context window" in str(e):
+                raise _litellm().exceptions.ContextWindowExceededError(
+                    message=str(e), model=model, llm_provider=PROVIDER
+                ) from e
+            raise _bad_request(str(e), model) from e
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         litellm = _litellm()
