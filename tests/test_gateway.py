@@ -239,3 +239,14 @@ def test_cache_is_safe_under_concurrent_writer_processes(tmp_path):
     assert len(cache) == 600
     got = cache.get_many([f"{p}{i}" for p in "ab" for i in range(300)])
     assert all(v["raw_output"] == k for k, v in got.items()) and len(got) == 600
+
+
+def test_project_started_server_is_keyed_by_model_not_port(server, gateway):
+    from shopbench.llm import Backbone
+
+    b = Backbone(name="srv", model="openai/fake", api_base=server.api_base, server="llamacpp", model_name="m")
+    gw = gateway(backbones=[b])
+    c1 = gw.call("srv", "a", [{"role": "user", "content": "x"}])
+    b.api_base = server.api_base.replace("127.0.0.1", "localhost")  # the next run's server, another address
+    c2 = gw.call("srv", "a", [{"role": "user", "content": "x"}])
+    assert c1.api_base != c2.api_base and c1.key == c2.key

@@ -52,6 +52,9 @@ class Call:
     tools: Sequence[dict] | None = None
     repeat: int = 0
     api_base: str | None = None
+    # what the cache key uses instead of api_base: a project-started server gets a new port each
+    # run, so its calls are keyed by the model it serves ("llamacpp-server:<model>")
+    cache_base: str | None = None
 
     @property
     def response_format(self) -> dict | None:
@@ -61,7 +64,7 @@ class Call:
     def key(self) -> str:
         return cache_key(
             model=self.model,
-            api_base=self.api_base,
+            api_base=self.cache_base or self.api_base,
             messages=list(self.messages),
             params=self.params,
             tools=list(self.tools) if self.tools else None,
@@ -172,6 +175,8 @@ class Gateway:
             )
         b.ensure_started()
         params = {**b.params, **kw.pop("params", {})}
+        if b.server:
+            kw.setdefault("cache_base", f"{b.server}-server:{b.model_name or b.name}")
         return Call(
             item_id=item_id, model=b.model, messages=list(messages), params=params, api_base=b.api_base, **kw
         )
