@@ -344,8 +344,10 @@ class Gateway:
         if c.api_base:
             kwargs["api_base"] = c.api_base
         key = api_key_for(c.model, c.api_base)
-        if key:
+        if key:  # a keyless local server (llama.cpp, vLLM, Ollama): free, and litellm skips its price search
             kwargs["api_key"] = key
+            kwargs.setdefault("input_cost_per_token", 0.0)
+            kwargs.setdefault("output_cost_per_token", 0.0)
         attempts = 0
         last_err = ""
         async with sems[skey]:
@@ -421,6 +423,7 @@ class Gateway:
             "completion_tokens": stored.get("completion_tokens"),
             "cost_usd": cost,
             "latency_s": round(latency, 6),
+            "model_latency_s": stored.get("latency_s"),  # of the call that produced the answer
             "cache_hit": cache_hit,
             "attempts": attempts,
             "error": None,
@@ -432,7 +435,7 @@ class Gateway:
             "run_id": run_id, "item_id": c.item_id, "key": c.key, "model": c.model, "repeat": c.repeat,
             "prompt_hash": prompt_hash(c.messages), "status": "error", "raw_output": None, "tool_calls": None,
             "parsed": None, "parse_error": None, "finish_reason": None, "prompt_tokens": None,
-            "completion_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "cache_hit": False,
+            "completion_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "model_latency_s": None, "cache_hit": False,
             "attempts": attempts, "error": redact(error), "ts": time.time(),
         }  # fmt: skip
 
