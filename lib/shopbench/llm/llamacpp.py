@@ -81,9 +81,15 @@ LLAMA_CPP_VERSION = "0.3.36"
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 INSTALL_COMMAND = "make local-llm"
 PROVIDER = "llamacpp"
-N_THREADS = 2
+N_THREADS = 2  # the machines have 2 cores; SHOPBENCH_LLAMACPP_THREADS overrides
+
+
 MAX_N_CTX = 8192
 _CHUNK = 8 * 1024 * 1024
+
+
+def _threads() -> int:
+    return int(os.environ.get("SHOPBENCH_LLAMACPP_THREADS") or N_THREADS)
 
 
 # ── Registry ─────────────────────────────────────────────────────────────────
@@ -152,10 +158,6 @@ class ChecksumMismatch(ModelInstallError):
 
 
 # ── Paths ────────────────────────────────────────────────────────────────────
-
-
-def _cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "shopbench"
 
 
 def model_dir() -> Path:
@@ -648,6 +650,9 @@ class _LlamaCppCore:
 
     Each model is loaded once (lazily, on first call) and calls to one model object are
     serialized with a lock: a llama.cpp context serves one generation at a time.
+    ``n_threads`` defaults to ``$SHOPBENCH_LLAMACPP_THREADS`` or 2. With 2 threads on 2 cores,
+    any other busy process slows generation 5-20x (llama.cpp threads wait on each other); 1
+    thread degrades far less.
     ``seed`` seeds the model at load (llama-cpp-python treats 0/None as random), so a sequence of
     calls is reproducible; a per-call ``seed`` overrides it.
 
@@ -655,9 +660,11 @@ class _LlamaCppCore:
     access (module ``__getattr__``) so that importing this module does not import litellm.
     """
 
-    def __init__(self, n_threads: int = N_THREADS, seed: int | None = 1234, n_ctx: int | None = None) -> None:
+    def __init__(
+        self, n_threads: int | None = None, seed: int | None = 1234, n_ctx: int | None = None
+    ) -> None:
         super().__init__()
-        self.n_threads = n_threads
+        self.n_threads = n_threads or _threads()
         self.seed = seed
         self.n_ctx = n_ctx
         self._models: dict[str, Any] = {}
@@ -812,6 +819,7 @@ def serve(
     alias: str | None = None,
     timeout: float = 120.0,
     n_ctx: int | None = None,
+    n_threads: int | None = None,
 ) -> Iterator[Server]:
     """Run ``python -m llama_cpp.server`` for a registry model while the block runs.
 
@@ -828,7 +836,7 @@ def serve(
     port = port or _free_port(host)
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
            "--port", str(port), "--model_alias", alias,
-           "--n_ctx", str(min(n_ctx or spec.n_ctx, MAX_N_CTX)), "--n_threads", str(N_THREADS)]  # fmt: skip
+           "--n_ctx", str(min(n_ctx or spec.n_ctx, MAX_N_CTX)), "--n_threads", str(n_threads or _threads())]  # fmt: skip
     log = tempfile.NamedTemporaryFile(prefix=f"llamacpp-server-{spec.name}-", suffix=".log", delete=False)
     log_path = Path(log.name)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
