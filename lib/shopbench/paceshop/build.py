@@ -1,0 +1,334 @@
+"""Build PACEShop end to end (seed 000, Appendix B.2 "The full four-stage workflow").
+
+catalog → queries + evidence pools (≥ 3 products) → personas + coverage-balanced assignment →
+GOOD responses (offline generator or an LLM through the gateway) → 12 checks → BAD tiers 1–4 →
+persona swaps → splits and subsets → JSONL/Parquet views under ``outputs/<profile>/data/paceshop``.
+
+Same profile and seed → byte-identical files (no clocks, no unordered iteration in the data).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from . import taxonomy as T
+from .io import write_json, write_jsonl
+from .schema import Defect, EvidencePool, Persona, Product, Query, Record, Response
+
+GENERATOR_OFFLINE = "offline-template-v1"
+
+
+@dataclass
+class BuildConfig:
+    """Dataset size and sources. Paper scale: 1,132 queries × 4 personas → 4,525 GOOD (B.1)."""
+
+    seed: int = 7
+    n_products: int = 4460
+    n_candidate_queries: int = 3000
+    n_queries: int = 1132
+    n_personas: int = 1200
+    n_holdout: int = 345
+    n_bundles: int = 8
+    personas_per_query: int = 4
+    test_goods: int = 680
+    dev_goods: int = 680
+    swap_slice: int = 680
+    s0_per_label: int = 50
+    calibration_good: int = 110
+    calibration_bad_per_family: int = 20
+    retrieval: str = "bm25"
+    generator: str = "offline"  # or the name of a backbone (LLM generator through the gateway)
+    catalog: str | dict = "synthetic"  # or {"esci": {"examples": p, "products": p}} or {"json": p}
+
+    @classmethod
+    def from_profile(cls, profile) -> BuildConfig:
+        section = profile.get("paceshop", {}, dict)
+        known = set(cls.__dataclass_fields__)
+        unknown = set(section) - known
+        if unknown:
+            raise profile.error("paceshop", f"unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
+        cfg = cls(seed=int(profile.get("seed", 7, int)), **section)
+        for k, v in asdict(cfg).items():
+            default = cls.__dataclass_fields__[k].default
+            if isinstance(default, int) and not isinstance(v, int):
+                raise profile.error(f"paceshop.{k}", f"must be an integer, got {v!r}")
+        return cfg
+
+
+@dataclass
+class BuildResult:
+    products: list[Product]
+    candidate_queries: list[Query]
+    queries: list[Query]
+    pools: dict[str, EvidencePool]
+    personas: list[Persona]
+    records: list[Record]
+    subsets: dict[str, list[str]]
+    rejected: list[dict] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def by_kind(self, kind: str) -> list[Record]:
+        return [r for r in self.records if r.kind == kind]
+
+
+def load_catalog(cfg: BuildConfig) -> list[Product]:
+    from ..catalog.importers import load_esci, load_json_products
+    from ..catalog.synthetic import synthetic_catalog
+
+    if cfg.catalog == "synthetic":
+        return synthetic_catalog(cfg.n_products, seed=cfg.seed)
+    if isinstance(cfg.catalog, dict) and "esci" in cfg.catalog:
+        products, _ = load_esci(cfg.catalog["esci"]["examples"], cfg.catalog["esci"]["products"])
+        return products
+    if isinstance(cfg.catalog, dict) and "json" in cfg.catalog:
+        return load_json_products(cfg.catalog["json"])
+    raise ValueError(f"paceshop.catalog: 'synthetic', {{esci: {{examples, products}}}} or {{json: path}}; got {cfg.catalog!r}")
+
+
+def _split_pairs(pairs, personas_by_id, cfg: BuildConfig, rng: random.Random) -> dict[int, str]:
+    """Pairs → split. Holdout personas only in dev/test (B.2 step 4); the rest at random."""
+    n = len(pairs)
+    test_n = min(cfg.test_goods, n // 3)
+    dev_n = min(cfg.dev_goods, n // 3)
+    holdout = [i for i, (_, pid) in enumerate(pairs) if personas_by_id[pid].holdout_bundle]
+    normal = [i for i, (_, pid) in enumerate(pairs) if not personas_by_id[pid].holdout_bundle]
+    if len(holdout) > test_n + dev_n:
+        raise ValueError(f"{len(holdout)} holdout pairs do not fit dev+test ({test_n + dev_n}); lower n_holdout")
+    rng.shuffle(holdout)
+    rng.shuffle(normal)
+    evaluation = holdout + normal[: test_n + dev_n - len(holdout)]
+    rng.shuffle(evaluation)
+    split = {i: "train" for i in range(n)}
+    for j, i in enumerate(evaluation):
+        split[i] = "test" if j < test_n else "dev"
+    return split
+
+
+def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) -> BuildResult:
+    """Build the dataset in memory (see :func:`write` for the files)."""
+    from ..catalog.queries import generate_queries
+    from ..catalog.retrieval import EvidenceIndex, build_pools
+    from .assign import assign_personas
+    from .checks import run_checks
+    from .defects import gold_strings, inject
+    from .generate import OfflineGenerator
+    from .personas import build_personas
+    from .response_xml import to_xml
+    from .swaps import make_swaps
+
+    t = {}
+    t0 = time.perf_counter()
+    products = load_catalog(cfg)
+    by_pid = {p.product_id: p for p in products}
+    t["catalog_s"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    index = EvidenceIndex(products, method=cfg.retrieval)
+    candidates = generate_queries(products, cfg.n_candidate_queries, seed=cfg.seed)
+    queries, pools_list = build_pools(candidates, index, min_products=3, max_queries=cfg.n_queries)
+    pools = {p.query_id: p for p in pools_list}
+    t["queries_pools_s"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    personas = build_personas(products, n=cfg.n_personas, n_holdout=cfg.n_holdout, n_bundles=cfg.n_bundles,
+                              seed=cfg.seed)  # fmt: skip
+    personas_by_id = {p.persona_id: p for p in personas}
+    capacity = cfg.test_goods + cfg.dev_goods
+    pairs = assign_personas([q.query_id for q in queries], personas, k=cfg.personas_per_query, seed=cfg.seed,
+                            holdout_capacity=capacity)  # fmt: skip
+    t["personas_assign_s"] = time.perf_counter() - t0
+
+    # ---- GOOD generation ------------------------------------------------------------------
+    t0 = time.perf_counter()
+    qby = {q.query_id: q for q in queries}
+    items = [(f"a-{i:05d}", qby[qid], personas_by_id[pid], pools[qid]) for i, (qid, pid) in enumerate(pairs)]
+    rejected: list[dict] = []
+    generated: list[tuple[tuple, Response, list[str], str]] = []
+    if cfg.generator == "offline":
+        gen = OfflineGenerator(seed=cfg.seed)
+        for it in tqdm(items, desc="GOOD responses (offline)", disable=not progress, mininterval=1):
+            resp, used = gen.generate(it[0], it[1], it[2], it[3], by_pid)
+            generated.append((it, resp, used, GENERATOR_OFFLINE))
+    else:
+        from .generate import LLMGenerator
+
+        if gateway is None or backbone is None:
+            raise ValueError("an LLM generator needs the gateway and a backbone (paceshop.generator names it)")
+        llm = LLMGenerator(gateway, backbone, _prompt("paceshop_good_generation"))
+        rows = gateway.run(llm.calls(items), run_id="10_paceshop_build/good_generation")
+        for it, (resp, used, reason) in zip(items, llm.parse(rows, items), strict=True):
+            if resp is None:
+                rejected.append({"assignment_id": it[0], "reason": reason})
+            else:
+                generated.append((it, resp, used, f"llm:{gateway.backbones[backbone].model}"))
+    t["good_s"] = time.perf_counter() - t0
+
+    # ---- GOOD records, splits ----------------------------------------------------------------
+    t0 = time.perf_counter()
+    rng = random.Random(cfg.seed)
+    split_of = _split_pairs([(it[1].query_id, it[2].persona_id) for it, *_ in generated], personas_by_id, cfg, rng)
+    goods: list[Record] = []
+    for n, ((aid, q, persona, pool), resp, used, genname) in enumerate(generated):
+        xml = to_xml(resp)
+        cand = [s.evidence_id for s in pool.snippets]
+        goods.append(Record(
+            record_id=f"full-good-{n:05d}", split=split_of[n], label="GOOD", kind="good", tier=0,
+            assignment_id=aid, query_id=q.query_id, query=q.query, vertical=q.vertical, mission=q.mission,
+            persona=persona, evidence=pool.snippets, used_evidence_ids=used, response=resp, response_xml=xml,
+            checks=run_checks(resp, cand, used, xml), generator=genname,
+        ))  # fmt: skip
+
+    # ---- BAD tiers 1–4 (B.9: deterministic edits, one BAD per tier per GOOD) ------------------
+    combos = {tier: T.tier_combinations(tier) for tier in (1, 2, 3, 4)}
+    offsets = {tier: rng.randrange(len(combos[tier])) for tier in combos}
+    by_vertical: dict[str, list[int]] = defaultdict(list)
+    for i, g in enumerate(goods):
+        by_vertical[g.vertical].append(i)
+    bads: list[Record] = []
+    for i, g in enumerate(tqdm(goods, desc="BAD tiers 1-4", disable=not progress, mininterval=1)):
+        for tier in (1, 2, 3, 4):
+            fams = combos[tier][(i + offsets[tier]) % len(combos[tier])]
+            donor = goods[_donor_index(i, g, goods, by_vertical, rng)]
+            erng = random.Random(f"{cfg.seed}:{g.record_id}:{tier}")
+            resp, defects = inject(g.response, g.persona, tuple(fams), donor.response, erng)
+            fam, loc = gold_strings(defects)
+            xml = to_xml(resp)
+            bads.append(g.model_copy(update=dict(
+                record_id=f"full-bad-{len(bads):05d}", label="BAD", kind="bad", tier=tier, response=resp,
+                response_xml=xml, checks=run_checks(resp, g.candidate_evidence_ids, g.used_evidence_ids, xml),
+                defects=defects, gold_family=fam, gold_location=loc, base_record_id=g.record_id,
+            )))  # fmt: skip
+
+    # ---- persona swaps (Section 5.2, S1) on test GOOD records ---------------------------------
+    swaps: list[Record] = []
+    axis_count: Counter = Counter()
+    for g in [g for g in goods if g.split == "test"][: cfg.swap_slice]:
+        options = make_swaps(g.persona, g.response, personas, random.Random(f"{cfg.seed}:{g.record_id}:swap"))
+        if not options:
+            continue
+        options.sort(key=lambda s: (axis_count[s.axis], T_SWAP_ORDER.index(s.axis)))
+        s = options[0]
+        axis_count[s.axis] += 1
+        swaps.append(g.model_copy(update=dict(
+            record_id=f"{g.record_id}::swap-{s.axis.replace('hard_constraint', 'constraint')}", label="BAD",
+            kind="swap", tier=1, persona=s.persona, base_record_id=g.record_id, swap_axis=s.axis,
+            defects=[Defect(family="PREF_CONFLICT", location="persona_swap", group="persona")],
+            gold_family="PREF_CONFLICT", gold_location="persona_swap",
+        )))  # fmt: skip
+    t["records_s"] = time.perf_counter() - t0
+
+    records = goods + bads + swaps
+    subsets = _subsets(goods, bads, swaps, cfg, random.Random(f"{cfg.seed}:subsets"))
+    return BuildResult(products, candidates, queries, pools, personas, records, subsets, rejected, t)
+
+
+T_SWAP_ORDER = ["budget", "hard_constraint", "brand", "attribute"]
+
+
+def _donor_index(i: int, g: Record, goods: list[Record], by_vertical: dict[str, list[int]], rng) -> int:
+    """An unrelated GOOD record: another vertical when possible, never the same query."""
+    others = [v for v in sorted(by_vertical) if v != g.vertical] or sorted(by_vertical)
+    for _ in range(20):
+        pool = by_vertical[rng.choice(others)]
+        j = pool[rng.randrange(len(pool))]
+        if goods[j].query_id != g.query_id:
+            return j
+    return (i + len(goods) // 2) % len(goods)
+
+
+def _subsets(goods, bads, swaps, cfg: BuildConfig, rng: random.Random) -> dict[str, list[str]]:
+    test_goods = [g.record_id for g in goods if g.split == "test"]
+    test_bads_t1 = [b for b in bads if b.split == "test" and b.tier == 1]
+    s0 = sorted(rng.sample(test_goods, min(cfg.s0_per_label, len(test_goods))))
+    s0 += sorted(b.record_id for b in rng.sample(test_bads_t1, min(cfg.s0_per_label, len(test_bads_t1))))
+    calib_good = sorted(rng.sample([g.record_id for g in goods], min(cfg.calibration_good, len(goods))))
+    calib_bad: list[str] = []
+    for fam in T.FAMILIES:
+        cands = [b.record_id for b in bads if b.tier == 1 and b.gold_family == fam]
+        calib_bad += sorted(rng.sample(cands, min(cfg.calibration_bad_per_family, len(cands))))
+    return {
+        "test": [r.record_id for r in goods + bads if r.split == "test"],
+        "dev": [r.record_id for r in goods + bads if r.split == "dev"],
+        "train": [r.record_id for r in goods + bads if r.split == "train"],
+        "swap_slice": [s.record_id for s in swaps],
+        "s0_reference": s0,
+        "human_calibration": calib_good + calib_bad,
+    }
+
+
+def _prompt(name: str) -> str:
+    from ..paths import PROMPTS_DIR
+
+    return (PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
+
+
+# ---- views and files ----------------------------------------------------------------------------
+def clean_view(r: Record) -> dict:
+    """What a judge sees: no label, tier, defects or gold fields (the 'clean' view)."""
+    return {
+        "record_id": r.record_id, "split": r.split, "query": r.query, "persona": r.persona.model_dump(),
+        "evidence": [s.model_dump() for s in r.evidence], "used_evidence_ids": r.used_evidence_ids,
+        "response": r.response.model_dump(), "response_xml": r.response_xml, "checks": r.checks,
+    }  # fmt: skip
+
+
+def explicit_view(r: Record) -> dict:
+    """Flat, explicit columns for analysis tables (the 'explicit' view; also written as Parquet)."""
+    return {
+        "record_id": r.record_id, "split": r.split, "label": r.label, "kind": r.kind, "tier": r.tier,
+        "query_id": r.query_id, "query": r.query, "vertical": r.vertical, "mission": r.mission,
+        "persona_id": r.persona.persona_id, "holdout_bundle": r.persona.holdout_bundle,
+        "household": r.persona.taxonomy.household, "gold_family": r.gold_family, "gold_location": r.gold_location,
+        "base_record_id": r.base_record_id, "swap_axis": r.swap_axis, "generator": r.generator,
+        "n_evidence": len(r.evidence), "n_attributions": len(r.response.attribution_list),
+        "checks_passed": sum(r.checks.values()), "all_checks_pass": all(r.checks.values()),
+        **{f"check_{k}": v for k, v in r.checks.items()},
+    }  # fmt: skip
+
+
+def write(result: BuildResult, out_dir: str | Path, cfg: BuildConfig) -> dict:
+    """Write every file, then ``manifest.json`` (sha256 of each) last."""
+    import pandas as pd
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "manifest.json").unlink(missing_ok=True)  # a build in progress is never mistaken for a complete one
+    files = {
+        "catalog.jsonl": write_jsonl(out / "catalog.jsonl", result.products),
+        "queries_candidates.jsonl": write_jsonl(out / "queries_candidates.jsonl", result.candidate_queries),
+        "queries.jsonl": write_jsonl(out / "queries.jsonl", result.queries),
+        "evidence_pools.jsonl": write_jsonl(out / "evidence_pools.jsonl", [result.pools[q.query_id] for q in result.queries]),
+        "personas.jsonl": write_jsonl(out / "personas.jsonl", result.personas),
+        "records_packaged.jsonl": write_jsonl(out / "records_packaged.jsonl", result.records),
+        "records_explicit.jsonl": write_jsonl(out / "records_explicit.jsonl", [explicit_view(r) for r in result.records]),
+        "records_clean.jsonl": write_jsonl(out / "records_clean.jsonl", [clean_view(r) for r in result.records]),
+        "rejected.jsonl": write_jsonl(out / "rejected.jsonl", result.rejected),
+        "subsets.json": write_json(out / "subsets.json", result.subsets),
+    }  # fmt: skip
+    df = pd.DataFrame([explicit_view(r) for r in result.records])
+    tmp = out / ".records_explicit.parquet.tmp"
+    df.to_parquet(tmp, index=False)
+    tmp.replace(out / "records_explicit.parquet")
+    import hashlib
+
+    files["records_explicit.parquet"] = hashlib.sha256((out / "records_explicit.parquet").read_bytes()).hexdigest()
+    manifest = {"config": asdict(cfg), "files": files,
+                "counts": dict(Counter(f"{r.kind}:{r.split}" for r in result.records))}  # fmt: skip
+    write_json(out / "manifest.json", manifest)
+    return manifest
+
+
+def load_records(out_dir: str | Path, view: str = "packaged") -> list[Record]:
+    """Read the packaged records back, validating each line (errors name file, line, record, field)."""
+    from .io import read_jsonl
+
+    out = Path(out_dir)
+    if not (out / "manifest.json").exists():
+        raise FileNotFoundError(f"{out} holds no complete PACEShop build (no manifest.json); run notebook 10")
+    return read_jsonl(out / f"records_{view}.jsonl", Record)

@@ -1,0 +1,148 @@
+"""The PACEShop tables of seed 000 (Tables 8, 10, 11, 12, 13, 17; B.4 check pass rate; stealth
+defects; Figure 5's worked record), computed from a build, next to the paper's reported numbers."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+import pandas as pd
+
+from . import reported
+from . import taxonomy as T
+from .build import BuildResult
+
+
+def _goods(res: BuildResult):
+    return res.by_kind("good")
+
+
+def stealth_fraction(res: BuildResult) -> float:
+    """Share of BAD records (tiers 1–4) that pass all 12 deterministic checks: defects only a judge
+    that reads persona, evidence and fields together can find (Table 8 "Stealth-defect fraction")."""
+    bads = res.by_kind("bad")
+    return sum(all(b.checks.values()) for b in bads) / len(bads) if bads else float("nan")
+
+
+def table8_summary(res: BuildResult) -> pd.DataFrame:
+    goods, bads = _goods(res), res.by_kind("bad")
+    split = Counter(r.split for r in goods + bads)
+    ours = {
+        "Backbone queries (public)": len(res.candidate_queries),
+        "Evidence-backed queries (>= 3 products)": len(res.queries),
+        "Persona pool": len(res.personas),
+        "Query-persona pairs": len(goods) + len(res.rejected),
+        "Evidence records (11 domains)": len(res.products),
+        "Review-augmented records": sum(p.provenance == "review" for p in res.products),
+        "Median evidence IDs / response": statistics.median(len(g.response.attribution_list) for g in goods),
+        "GOOD": len(goods),
+        "BAD": len(bads),
+        "Total records": len(goods) + len(bads),
+        "Train": split["train"],
+        "Dev": split["dev"],
+        "Test": split["test"],
+        "Stealth-defect fraction": round(stealth_fraction(res), 3),
+        "L1 checks pass rate (GOOD)": round(sum(all(g.checks.values()) for g in goods) / len(goods), 3),
+        "Human-calibration package": len(res.subsets.get("human_calibration", [])),
+    }
+    df = pd.DataFrame({"ours": pd.Series(ours), "paper": pd.Series(reported.TABLE8)})
+    df.index.name = "statistic"
+    return df
+
+
+def _coverage(res: BuildResult, attr: str, names: list[str], paper: dict) -> pd.DataFrame:
+    backbone = Counter(getattr(q, attr) for q in res.candidate_queries)
+    retained = Counter(getattr(q, attr) for q in res.queries)
+    rows = [{attr: n, "backbone": backbone[n], "retained": retained[n], "paper_backbone": paper[n][0],
+             "paper_retained": paper[n][1]} for n in names]  # fmt: skip
+    df = pd.DataFrame(rows).set_index(attr)
+    df.loc["Total"] = df.sum()
+    return df
+
+
+def table10_verticals(res: BuildResult) -> pd.DataFrame:
+    return _coverage(res, "vertical", T.VERTICALS, reported.TABLE10_VERTICALS)
+
+
+def table11_missions(res: BuildResult) -> pd.DataFrame:
+    return _coverage(res, "mission", T.MISSIONS, reported.TABLE11_MISSIONS)
+
+
+def table12_personas(res: BuildResult) -> pd.DataFrame:
+    rows = []
+    axes = [("household", T.HOUSEHOLDS), ("budget", T.BUDGETS), ("quality", T.QUALITY), ("urgency", T.URGENCY),
+            ("constraints", T.CONSTRAINT_FAMILIES), ("preferences", T.PREFERENCE_FAMILIES),
+            ("history", T.HISTORY_DENSITY), ("holdout_flags", T.HOLDOUT_FLAGS)]  # fmt: skip
+    for axis, paper in axes:
+        c: Counter = Counter()
+        for p in res.personas:
+            v = getattr(p.taxonomy, axis)
+            c.update(v if isinstance(v, list) else [v])
+        for value, n_paper in paper.items():
+            rows.append({"axis": axis, "value": value, "ours": c[value], "paper": n_paper})
+    return pd.DataFrame(rows).set_index(["axis", "value"])
+
+
+def table13_evidence(res: BuildResult) -> pd.DataFrame:
+    c = Counter(p.domain for p in res.products)
+    rev = Counter(p.domain for p in res.products if p.provenance == "review")
+    n = len(res.products)
+    rows = [{"domain": d, "records": c[d], "pct": round(100 * c[d] / n, 1), "review_augmented": rev[d],
+             "paper_records": k, "paper_pct": round(100 * k / 4460, 1)} for d, k in T.EVIDENCE_DOMAIN_COUNTS.items()]  # fmt: skip
+    return pd.DataFrame(rows).set_index("domain")
+
+
+def table17_defects(res: BuildResult) -> pd.DataFrame:
+    bads = res.by_kind("bad")
+    rows = []
+    for fam, (group, loc) in T.DEFECTS.items():
+        per_tier = {f"tier{t}": sum(1 for b in bads if b.tier == t and any(d.family == fam for d in b.defects))
+                    for t in (1, 2, 3, 4)}  # fmt: skip
+        rows.append({"family": fam, "group": group, "gold_location": loc, **per_tier,
+                     "stealth_tier1": _stealth_share([b for b in bads if b.tier == 1 and b.gold_family == fam])})  # fmt: skip
+    df = pd.DataFrame(rows).set_index("family")
+    tiers = pd.DataFrame([{"tier": t, "combinations": len(T.tier_combinations(t)),
+                           "records": sum(1 for b in bads if b.tier == t)} for t in (1, 2, 3, 4)]).set_index("tier")  # fmt: skip
+    df.attrs["tiers"] = tiers
+    return df
+
+
+def _stealth_share(rs) -> float:
+    return round(sum(all(r.checks.values()) for r in rs) / len(rs), 3) if rs else float("nan")
+
+
+def checks_table(res: BuildResult) -> pd.DataFrame:
+    """Pass rate of each of the 12 checks on GOOD records and on BAD records by tier."""
+    goods, bads = _goods(res), res.by_kind("bad")
+    cols = {"GOOD": goods, **{f"BAD tier {t}": [b for b in bads if b.tier == t] for t in (1, 2, 3, 4)}}
+    rows = {chk: {k: round(sum(r.checks[chk] for r in rs) / len(rs), 3) if rs else float("nan")
+                  for k, rs in cols.items()} for chk in T.CHECKS}  # fmt: skip
+    df = pd.DataFrame(rows).T
+    df.loc["all 12"] = {k: round(sum(all(r.checks.values()) for r in rs) / len(rs), 3) if rs else float("nan")
+                        for k, rs in cols.items()}  # fmt: skip
+    df.index.name = "check"
+    return df
+
+
+def worked_record(res: BuildResult, record_id: str | None = None) -> pd.DataFrame:
+    """Figure 5 style: one GOOD record end to end (query, persona, four fields, evidence)."""
+    g = next(r for r in _goods(res) if record_id in (None, r.record_id))
+    p = g.persona
+    ev = {s.evidence_id: s for s in g.evidence}
+    cited = [f"{ev[e].brand}: {ev[e].snippet[:60]}" for e in g.response.attribution_list if e in ev]
+    rows = [
+        ("record", g.record_id), ("query", g.query), ("vertical / mission", f"{g.vertical} / {g.mission}"),
+        ("persona", p.persona_id), ("household", p.profile.household),
+        ("hard constraints", "; ".join(p.preferences.hard_constraints)),
+        ("preferences", "; ".join(p.preferences.soft_preferences + p.preferences.attribute_preferences)),
+        ("brand likes / avoids", f"{p.preferences.brand_likes} / {p.preferences.brand_avoids}"),
+        ("shopping", f"{p.shopping_context.budget}; {p.shopping_context.quality_sensitivity}; "
+                     f"{p.shopping_context.shipping_urgency}"),
+        ("history", "; ".join(h.product_name[:40] for h in p.history.purchase_history) or "(none)"),
+        ("overview", g.response.overview_text),
+        ("categories", "; ".join(g.response.productCategoryList)),
+        ("related queries", "; ".join(g.response.rqList)),
+        ("attributions", f"{len(cited)} cited: " + " | ".join(cited[:8])),
+        ("checks", f"{sum(g.checks.values())}/12 pass"),
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
