@@ -209,7 +209,8 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
     swaps: list[Record] = []
     axis_count: Counter = Counter()
     for g in [g for g in goods if g.split == "test"][: cfg.swap_slice]:
-        options = make_swaps(g.persona, g.response, personas, random.Random(f"{cfg.seed}:{g.record_id}:swap"))
+        options = make_swaps(g.persona, g.response, personas, random.Random(f"{cfg.seed}:{g.record_id}:swap"),
+                             catalog=by_pid)  # fmt: skip
         if not options:
             continue
         options.sort(key=lambda s: (axis_count[s.axis], T_SWAP_ORDER.index(s.axis)))
