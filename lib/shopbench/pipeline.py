@@ -88,7 +88,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
         steps = [s for s in steps if s.name in only]
     root = profile_dir(prof.name)
     paper = root / "paper"
-    if fresh:  # call logs and artefact registry describe this run; the cache is kept
+    if fresh and not only:  # call logs and artefact registry describe this run; the cache is kept
         shutil.rmtree(root / "calls", ignore_errors=True)
         (paper / "artifacts.jsonl").unlink(missing_ok=True)
     os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()

@@ -117,7 +117,7 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
     from .assign import assign_personas
     from .checks import run_checks
     from .defects import gold_strings, inject
-    from .generate import OfflineGenerator
+    from .generate import HARD_CHECKS, OfflineGenerator
     from .personas import build_personas
     from .response_xml import to_xml
     from .swaps import make_swaps
@@ -130,7 +130,7 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
 
     t0 = time.perf_counter()
     index = EvidenceIndex(products, method=cfg.retrieval)
-    candidates = generate_queries(products, cfg.n_candidate_queries, seed=cfg.seed)
+    candidates = generate_queries(products, cfg.n_candidate_queries, seed=cfg.seed, index=index)
     queries, pools_list = build_pools(candidates, index, min_products=3, max_queries=cfg.n_queries)
     pools = {p.query_id: p for p in pools_list}
     t["queries_pools_s"] = time.perf_counter() - t0
@@ -154,6 +154,12 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
         gen = OfflineGenerator(seed=cfg.seed)
         for it in tqdm(items, desc="GOOD responses (offline)", disable=not progress, mininterval=1):
             resp, used = gen.generate(it[0], it[1], it[2], it[3], by_pid)
+            failed = [k for k, ok in run_checks(resp, [s.evidence_id for s in it[3].snippets], used).items()
+                      if not ok and k in HARD_CHECKS]  # fmt: skip
+            if failed:  # B.9: "candidates that fail hard schema, evidence-ID, or XML round-trip checks are rejected"
+                rejected.append({"assignment_id": it[0], "query_id": it[1].query_id,
+                                 "persona_id": it[2].persona_id, "reason": "failed hard checks: " + ", ".join(failed)})  # fmt: skip
+                continue
             generated.append((it, resp, used, GENERATOR_OFFLINE))
     else:
         from .generate import LLMGenerator
@@ -164,7 +170,8 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
         rows = gateway.run(llm.calls(items), run_id="10_paceshop_build/good_generation")
         for it, (resp, used, reason) in zip(items, llm.parse(rows, items), strict=True):
             if resp is None:
-                rejected.append({"assignment_id": it[0], "reason": reason})
+                rejected.append({"assignment_id": it[0], "query_id": it[1].query_id,
+                                 "persona_id": it[2].persona_id, "reason": reason})  # fmt: skip
             else:
                 generated.append((it, resp, used, f"llm:{gateway.backbones[backbone].model}"))
     t["good_s"] = time.perf_counter() - t0

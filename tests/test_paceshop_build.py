@@ -1,0 +1,103 @@
+"""The PACEShop build end to end at a small scale: splits, tiers, swaps, subsets, files, determinism."""
+
+import hashlib
+from collections import Counter
+
+import pytest
+
+from shopbench.paceshop.build import BuildConfig, build, load_records, write
+from shopbench.paceshop.io import DataFileError
+
+SMALL = dict(n_products=400, n_candidate_queries=240, n_queries=30, n_personas=50, n_holdout=14,
+             test_goods=20, dev_goods=20, swap_slice=20, s0_per_label=8, calibration_good=8,
+             calibration_bad_per_family=2)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built():
+    cfg = BuildConfig(seed=3, **SMALL)
+    return cfg, build(cfg, progress=False)
+
+
+def test_counts_and_tiers(built):
+    cfg, res = built
+    goods, bads = res.by_kind("good"), res.by_kind("bad")
+    assert len(res.queries) == cfg.n_queries
+    assert len(goods) + len(res.rejected) == cfg.n_queries * cfg.personas_per_query
+    assert all(r["reason"].startswith("failed hard checks") for r in res.rejected)
+    # one BAD per tier per GOOD, each with gold family and location
+    per_base = Counter((b.base_record_id, b.tier) for b in bads)
+    assert set(per_base.values()) == {1} and len(per_base) == 4 * len(goods)
+    for b in bads:
+        assert len(b.defects) == b.tier and b.gold_family and b.gold_location
+        assert len({d.group for d in b.defects}) == b.tier  # distinct field groups
+        assert b.query == next(g for g in goods if g.record_id == b.base_record_id).query
+
+
+def test_four_distinct_personas_per_query(built):
+    _, res = built
+    per_q: dict[str, list[str]] = {}
+    for g in res.by_kind("good"):
+        per_q.setdefault(g.query_id, []).append(g.persona.persona_id)
+    for r in res.rejected:
+        per_q.setdefault(r["query_id"], []).append(r["persona_id"])
+    assert all(len(v) == 4 and len(set(v)) == 4 for v in per_q.values())
+
+
+def test_no_holdout_persona_in_train(built):
+    _, res = built
+    for r in res.records:
+        if r.persona.holdout_bundle:
+            assert r.split in ("dev", "test"), r.record_id
+    splits = Counter(g.split for g in res.by_kind("good"))
+    assert splits["test"] == 20 and splits["dev"] == 20
+    # a GOOD and its BADs share a split
+    split_of = {g.record_id: g.split for g in res.by_kind("good")}
+    assert all(b.split == split_of[b.base_record_id] for b in res.by_kind("bad"))
+
+
+def test_swaps_and_subsets(built):
+    cfg, res = built
+    swaps = res.by_kind("swap")
+    assert swaps and all(s.gold_family == "PREF_CONFLICT" and s.gold_location == "persona_swap" for s in swaps)
+    goods = {g.record_id: g for g in res.by_kind("good")}
+    for s in swaps:
+        base = goods[s.base_record_id]
+        assert s.response == base.response and s.persona != base.persona and base.split == "test"
+        assert s.record_id.startswith(base.record_id + "::swap-")
+    sub = res.subsets
+    assert len(sub["s0_reference"]) == 2 * cfg.s0_per_label
+    fams = Counter(next(r for r in res.records if r.record_id == i).gold_family for i in sub["human_calibration"]
+                   if not i.startswith("full-good"))  # fmt: skip
+    assert set(fams.values()) == {cfg.calibration_bad_per_family} and len(fams) == 7
+
+
+def test_files_are_deterministic_and_validated(built, tmp_path):
+    cfg, res = built
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(res, a, cfg)
+    write(build(BuildConfig(seed=3, **SMALL), progress=False), b, cfg)
+    names = sorted(p.name for p in a.iterdir())
+    assert "manifest.json" in names and "records_explicit.parquet" in names
+    for n in names:
+        assert hashlib.sha256((a / n).read_bytes()).digest() == hashlib.sha256((b / n).read_bytes()).digest(), n
+    recs = load_records(a)
+    assert len(recs) == len(res.records)
+    # a corrupted record is named by file, line and field
+    lines = (a / "records_packaged.jsonl").read_text().splitlines()
+    lines[2] = lines[2].replace('"label":"GOOD"', '"label":"MAYBE"').replace('"label":"BAD"', '"label":"MAYBE"')
+    (a / "records_packaged.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFileError, match=r"records_packaged\.jsonl:3: record '.+': field 'label'"):
+        load_records(a)
+
+
+def test_other_seed_differs(built):
+    cfg, res = built
+    other = build(BuildConfig(seed=4, **SMALL), progress=False)
+    assert [g.response for g in other.by_kind("good")][:5] != [g.response for g in res.by_kind("good")][:5]
+
+
+def test_incomplete_build_is_not_loaded(tmp_path):
+    (tmp_path / "records_packaged.jsonl").write_text("")
+    with pytest.raises(FileNotFoundError, match="no complete PACEShop build"):
+        load_records(tmp_path)
