@@ -59,7 +59,9 @@ def test_no_holdout_persona_in_train(built):
 def test_swaps_and_subsets(built):
     cfg, res = built
     swaps = res.by_kind("swap")
-    assert swaps and all(s.gold_family == "PREF_CONFLICT" and s.gold_location == "persona_swap" for s in swaps)
+    assert swaps and all(
+        s.gold_family == "PREF_CONFLICT" and s.gold_location == "persona_swap" for s in swaps
+    )
     goods = {g.record_id: g for g in res.by_kind("good")}
     for s in swaps:
         base = goods[s.base_record_id]
@@ -80,12 +82,16 @@ def test_files_are_deterministic_and_validated(built, tmp_path):
     names = sorted(p.name for p in a.iterdir())
     assert "manifest.json" in names and "records_explicit.parquet" in names
     for n in names:
-        assert hashlib.sha256((a / n).read_bytes()).digest() == hashlib.sha256((b / n).read_bytes()).digest(), n
+        assert (
+            hashlib.sha256((a / n).read_bytes()).digest() == hashlib.sha256((b / n).read_bytes()).digest()
+        ), n
     recs = load_records(a)
     assert len(recs) == len(res.records)
     # a corrupted record is named by file, line and field
     lines = (a / "records_packaged.jsonl").read_text().splitlines()
-    lines[2] = lines[2].replace('"label":"GOOD"', '"label":"MAYBE"').replace('"label":"BAD"', '"label":"MAYBE"')
+    lines[2] = (
+        lines[2].replace('"label":"GOOD"', '"label":"MAYBE"').replace('"label":"BAD"', '"label":"MAYBE"')
+    )
     (a / "records_packaged.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(DataFileError, match=r"records_packaged\.jsonl:3: record '.+': field 'label'"):
         load_records(a)
@@ -101,3 +107,35 @@ def test_incomplete_build_is_not_loaded(tmp_path):
     (tmp_path / "records_packaged.jsonl").write_text("")
     with pytest.raises(FileNotFoundError, match="no complete PACEShop build"):
         load_records(tmp_path)
+
+
+def test_llm_generator_path_rejects_with_reasons(tmp_path):
+    """The LLM generator runs through the gateway; contract-valid but wrong outputs are rejected, not repaired."""
+    from shopbench.llm import Gateway, parse_backbones
+
+    gw = Gateway(cache_dir=tmp_path / "c", log_dir=tmp_path / "l", progress=False,
+                 backbones=parse_backbones(["local/schema-sampler"]))  # fmt: skip
+    cfg = BuildConfig(seed=3, **{**SMALL, "n_queries": 5, "generator": "local/schema-sampler"})
+    res = build(cfg, gateway=gw, backbone="local/schema-sampler", progress=False)
+    assert len(res.rejected) == 5 * cfg.personas_per_query and not res.by_kind("good")
+    assert all(r["reason"] for r in res.rejected)
+    assert len(gw.log("10_paceshop_build/good_generation")) == 20
+
+
+DUMMYJSON = (
+    __import__("pathlib").Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "data"
+    / "catalog_dummyjson"
+    / "products.json"
+)
+
+
+@pytest.mark.skipif(not DUMMYJSON.exists(), reason="../shared/data/catalog_dummyjson is not present")
+def test_build_on_an_external_json_catalog():
+    cfg = BuildConfig(seed=3, **{**SMALL, "catalog": {"json": str(DUMMYJSON)}})
+    res = build(cfg, progress=False)
+    assert len(res.products) == 194 and len(res.queries) == cfg.n_queries
+    goods = res.by_kind("good")
+    assert goods and sum(all(g.checks.values()) for g in goods) / len(goods) > 0.9

@@ -41,7 +41,9 @@ def write_jsonl(path: str | Path, items: Iterable[BaseModel | dict]) -> str:
     lines = []
     for it in items:
         if isinstance(it, BaseModel):
-            lines.append(it.model_dump_json())
+            line = it.model_dump_json()
+            type(it).model_validate_json(line)  # validated on write: what we write is what a reader accepts
+            lines.append(line)
         else:
             lines.append(json.dumps(it, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
     data = ("\n".join(lines) + ("\n" if lines else "")).encode()
