@@ -1,0 +1,331 @@
+"""The judge sweep: records × protocols × backbones × repeats → one gateway run → the RUN TABLE.
+
+Seed 000 §5.1: "We evaluate judge protocols on PACEShop records using seven LLM backbones […] We
+compare PACEJudge with two baseline families"; E.1: "For all protocols that emit diagnostic text,
+we parse the output into the shared schema when possible. If a protocol does not natively define a
+required field, the corresponding metric is marked unsupported rather than imputed."
+
+:func:`sweep` builds one :class:`~shopbench.llm.Call` per (protocol, backbone, record, repeat) with
+item id ``"{protocol}|{backbone}|{record_id}|{repeat}"``, temperature 0 and the protocol's
+``max_tokens``, runs them all in one ``gateway.run`` (resumable: a rerun with the same ``run_id``
+skips logged rows; cached: a new run id gets every finished call from the cache), parses every row
+(:func:`shopbench.judges.parse.parse_judgment`) and joins the gold fields of the record. Scoring
+is separate from generation: :func:`run_table` rebuilds the table from gateway rows or from the
+call log (``gateway.log(run_id)``) without calling anything.
+
+The RUN TABLE (:data:`RUN_COLUMNS`), one row per (protocol, backbone, record_id, repeat):
+
+- call: ``protocol, backbone, record_id, repeat, item_id, model, status, error, cost_usd,
+  cache_hit, latency_s, finish_reason, raw_output``
+- judgment (:data:`~shopbench.judges.parse.JUDGMENT_FIELDS`): ``verdict, bad_prob,
+  overall_quality, persona_alignment, component_consistency, evidence_grounding, format_safety,
+  defect_family, defect_location, supporting_evidence_ids, confidence, rationale`` (off-target
+  cells ``None``) and ``parse_ok, parse_error, parse_error_kind``
+- gold: ``label, kind, tier, gold_family, gold_location, gold_location_group`` (the gold locations
+  as 4-way field groups, "+"-joined; ``None`` for GOOD and swaps), ``base_record_id, swap_axis,
+  split, candidate_evidence_ids, used_evidence_ids``
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..llm import Backbone, Call
+from ..paceshop.schema import Record
+from . import deterministic as _deterministic  # noqa: F401 - registers the local/… judges
+from .parse import ERROR_KINDS, JUDGMENT_FIELDS, STATUS_FIELDS, parse_judgment
+from .protocols import AXES, FAMILIES, LOCATIONS, NONE, get_protocol, gold_location_labels, messages, template
+
+DEFAULT_RUN_ID = "20_pace_judge_sweep"
+CALL_COLUMNS = ("protocol", "backbone", "record_id", "repeat", "item_id", "model", "status", "error", "cost_usd",
+                "cache_hit", "latency_s", "finish_reason", "raw_output")  # fmt: skip
+GOLD_COLUMNS = ("label", "kind", "tier", "gold_family", "gold_location", "gold_location_group", "base_record_id",
+                "swap_axis", "split", "candidate_evidence_ids", "used_evidence_ids")  # fmt: skip
+RUN_COLUMNS = (*CALL_COLUMNS, *JUDGMENT_FIELDS, *STATUS_FIELDS, *GOLD_COLUMNS)
+SEP = "|"
+
+
+def item_id(protocol: str, backbone: str, record_id: str, repeat: int) -> str:
+    return f"{protocol}{SEP}{backbone}{SEP}{record_id}{SEP}{repeat}"
+
+
+def split_item_id(item: str) -> tuple[str, str, str, int]:
+    """(protocol, backbone, record_id, repeat) of an item id (backbone names may hold ``|``)."""
+    protocol, rest = item.split(SEP, 1)
+    rest, rep = rest.rsplit(SEP, 1)
+    backbone, record_id = rest.rsplit(SEP, 1)
+    return protocol, backbone, record_id, int(rep)
+
+
+def _backbone(gateway, name: str) -> str | Backbone:
+    """A configured backbone by name; an unconfigured name is taken as a litellm model name
+    (``local/rules``, ``llamacpp/…``)."""
+    return name if name in getattr(gateway, "backbones", {}) else Backbone(name=name, model=name)
+
+
+def build_calls(
+    gateway,
+    protocols: Sequence[str],
+    backbones: Sequence[str],
+    records: Sequence[Record],
+    repeats: int = 1,
+    max_tokens: int | None = None,
+    ctx=None,
+) -> list[Call]:
+    """One call per (protocol, backbone, record, repeat), in that nesting order. With a run
+    context, the prompt files and backbones are recorded in its provenance."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be ≥ 1, got {repeats}")
+    ids = [r.record_id for r in records]
+    dup = {i for i in ids if ids.count(i) > 1} if len(set(ids)) < len(ids) else set()
+    if dup:
+        raise ValueError(f"records hold duplicate record ids: {sorted(dup)[:5]}")
+    calls = []
+    for pname in protocols:
+        p = get_protocol(pname)
+        if ctx is not None:
+            template(p, ctx)  # records the prompt file's hash in the notebook's provenance
+        msgs = {r.record_id: messages(p, r) for r in records}
+        for b in backbones:
+            bb = _backbone(gateway, b)
+            for r in records:
+                for k in range(repeats):
+                    calls.append(gateway.call(
+                        bb, item_id(p.name, b, r.record_id, k), msgs[r.record_id],
+                        params={"temperature": 0, "max_tokens": max_tokens or p.max_tokens},
+                        schema=p.contract, schema_name=f"judge_{p.name}", repeat=k,
+                    ))  # fmt: skip
+    return calls
+
+
+def sweep(
+    gateway,
+    protocols: list[str],
+    backbones: list[str],
+    records: list[Record],
+    repeats: int = 1,
+    run_id: str = DEFAULT_RUN_ID,
+    dry_run: bool = False,
+    max_tokens: int | None = None,
+    desc: str | None = None,
+    ctx=None,
+):
+    """Run the sweep and return the RUN TABLE (module docstring); with ``dry_run=True`` return the
+    gateway's :class:`~shopbench.llm.Estimate` instead (calls, cache hits, upper-bound cost) and
+    call nothing."""
+    calls = build_calls(gateway, protocols, backbones, records, repeats, max_tokens, ctx)
+    if ctx is not None:
+        ctx.use_backbones(backbones)
+    if dry_run:
+        return gateway.run(calls, run_id, dry_run=True)
+    rows = gateway.run(calls, run_id, desc=desc or f"judge sweep {run_id}")
+    return run_table(rows, records)
+
+
+def _gold(r: Record) -> dict[str, Any]:
+    groups = gold_location_labels(r)
+    return {
+        "label": r.label, "kind": r.kind, "tier": r.tier, "gold_family": r.gold_family,
+        "gold_location": r.gold_location, "gold_location_group": "+".join(groups) or None,
+        "base_record_id": r.base_record_id, "swap_axis": r.swap_axis, "split": r.split,
+        "candidate_evidence_ids": r.candidate_evidence_ids, "used_evidence_ids": list(r.used_evidence_ids),
+    }  # fmt: skip
+
+
+def run_table(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, records: Iterable[Record]) -> pd.DataFrame:
+    """The RUN TABLE from gateway rows or a call log (the last row of each item id wins); nothing
+    is called. Rows whose record is not in ``records`` are kept with empty gold columns and the
+    evidence-pool check skipped."""
+    if isinstance(rows, pd.DataFrame):
+        rows = rows.to_dict("records")
+    by_id = {r.record_id: r for r in records}
+    last: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        last[row["item_id"]] = row
+    out = []
+    for iid, row in last.items():
+        protocol, backbone, record_id, repeat = split_item_id(iid)
+        rec = by_id.get(record_id)
+        d = {
+            "protocol": protocol,
+            "backbone": backbone,
+            "record_id": record_id,
+            "repeat": repeat,
+            "item_id": iid,
+        }
+        for c in CALL_COLUMNS[5:]:
+            d[c] = row.get(c)
+        d.update(parse_judgment(protocol, row, rec))
+        d.update(_gold(rec) if rec is not None else dict.fromkeys(GOLD_COLUMNS))
+        out.append(d)
+    return pd.DataFrame(out, columns=list(RUN_COLUMNS))
+
+
+# ---- aggregation -------------------------------------------------------------------------------
+def _ranked_vote(values: Iterable[str], order: Sequence[str]) -> str | None:
+    c = Counter(v for v in values if v and v != NONE)
+    if not c:
+        return None
+    rank = {x: i for i, x in enumerate(order)}
+    return sorted(c, key=lambda x: (-c[x], rank.get(x, len(rank))))[0]
+
+
+def majority_vote(
+    run_table: pd.DataFrame, k: int | None = None, by: Sequence[str] = ("protocol",)
+) -> pd.DataFrame:
+    """Self-consistency across backbones (Tab. 4 "7-backbone self-consistency majority vote on the
+    same rubric"): per (``by``…, record, repeat), the majority verdict among the first ``k``
+    backbones (order of first appearance; all when ``None``), and, when BAD, the most-voted
+    non-NONE family and location among the BAD votes.
+
+    Only parsed votes count (a parse failure abstains). Ties: Tab. 4 uses 7 votes, so a verdict tie
+    arises only when votes are missing or ``k`` is even; a tie goes to BAD, after D.4's decision rule
+    "Mark GOOD only when the response is correct for this user, coherent across components,
+    grounded in the provided evidence, and structurally valid" (GOOD needs a majority). Family and
+    location ties go to the earlier label in Table 17 / the location order. The output is shaped
+    like a run table (``backbone`` = ``"majority@<k>"``) so the metrics take it unchanged; axes,
+    bad_prob and confidence are vote means, ``supporting_evidence_ids`` the ids cited by at least
+    half of the majority side, plus ``n_votes`` and ``n_bad_votes``."""
+    df = run_table
+    order = list(dict.fromkeys(df["backbone"]))
+    use = order if k is None else order[:k]
+    if k is not None and k > len(order):
+        raise ValueError(f"k={k} but the run table holds only {len(order)} backbones: {order}")
+    df = df[df["backbone"].isin(use)]
+    keys = [*by, "record_id", "repeat"]
+    out = []
+    for key, g in df.groupby(keys, sort=False, dropna=False):
+        votes = g[g["parse_ok"] == True]  # noqa: E712 - pandas boolean column
+        n, n_bad = len(votes), int((votes["verdict"] == "BAD").sum())
+        first = g.iloc[0]
+        d: dict[str, Any] = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        d.update({c: first[c] for c in GOLD_COLUMNS})
+        if "protocol" not in d:
+            d["protocol"] = "+".join(dict.fromkeys(g["protocol"]))
+        d.update(backbone=f"majority@{len(use)}", item_id=None, model=None, status="ok", error=None,
+                 cost_usd=float(g["cost_usd"].fillna(0).sum()), cache_hit=bool(g["cache_hit"].fillna(False).all()),
+                 latency_s=float(g["latency_s"].fillna(0).sum()), finish_reason=None, raw_output=None)  # fmt: skip
+        if n == 0:
+            d.update(dict.fromkeys(JUDGMENT_FIELDS))
+            d.update(parse_ok=False, parse_error="no parsed vote", parse_error_kind="no_votes")
+        else:
+            bad = n_bad * 2 >= n
+            side = votes[votes["verdict"] == ("BAD" if bad else "GOOD")]
+            fam = _ranked_vote(side["defect_family"], FAMILIES) if bad else None
+            loc = _ranked_vote(side["defect_location"], LOCATIONS) if bad else None
+            ids = Counter(i for lst in side["supporting_evidence_ids"] if isinstance(lst, list) for i in lst)
+            d.update(
+                verdict="BAD" if bad else "GOOD",
+                bad_prob=_mean(votes["bad_prob"]), overall_quality=_mean(votes["overall_quality"]),
+                **{a: _mean(votes[a]) for a in AXES},
+                defect_family=fam or NONE, defect_location=loc or NONE,
+                supporting_evidence_ids=[i for i, c in ids.items() if c * 2 >= len(side)],
+                confidence=len(side) / n, rationale=f"{n_bad}/{n} BAD votes",
+                parse_ok=True, parse_error=None, parse_error_kind=None,
+            )  # fmt: skip
+        d.update(n_votes=n, n_bad_votes=n_bad)
+        out.append(d)
+    return pd.DataFrame(out, columns=[*RUN_COLUMNS, "n_votes", "n_bad_votes"])
+
+
+def _mean(s: pd.Series) -> float | None:
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.mean()) if len(s) else None
+
+
+def stability(run_table: pd.DataFrame, by: Sequence[str] = ("protocol", "backbone")) -> pd.DataFrame:
+    """Agreement across repeats, per ``by`` group: over records with at least two parsed repeats,
+    the share whose repeats all agree on the verdict, on the family, on the location, and on all
+    three; plus the mean pairwise verdict agreement and the parse-ok rate."""
+    out = []
+    for key, g in run_table.groupby(list(by), sort=False, dropna=False):
+        ok = g[g["parse_ok"] == True]  # noqa: E712
+        per = [r for _, r in ok.groupby("record_id") if len(r) >= 2]
+        d = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+
+        def share(cols: Sequence[str], per=per) -> float | None:
+            if not per:
+                return None
+            return sum(len(r[list(cols)].astype(str).drop_duplicates()) == 1 for r in per) / len(per)
+
+        pairs = []
+        for r in per:
+            v = list(r["verdict"])
+            pairs += [v[i] == v[j] for i in range(len(v)) for j in range(i + 1, len(v))]
+        d.update(n_records=len(per), n_repeats=int(g["repeat"].nunique()),
+                 verdict_agreement=share(["verdict"]), family_agreement=share(["defect_family"]),
+                 location_agreement=share(["defect_location"]),
+                 full_agreement=share(["verdict", "defect_family", "defect_location"]),
+                 pairwise_verdict_agreement=(sum(pairs) / len(pairs)) if pairs else None,
+                 parse_ok_rate=float((g["parse_ok"] == True).mean()) if len(g) else None)  # noqa: E712  # fmt: skip
+        out.append(d)
+    return pd.DataFrame(out)
+
+
+def parse_failures(run_table: pd.DataFrame) -> pd.DataFrame:
+    """Per protocol × backbone: rows, call errors, parse failures (of the rows that returned
+    output), their rate, and a count per failure kind (:data:`~shopbench.judges.parse.ERROR_KINDS`)."""
+    kinds = [k for k in ERROR_KINDS if k != "call_error"]
+    out = []
+    for (p, b), g in run_table.groupby(["protocol", "backbone"], sort=False):
+        n_err = int((g["parse_error_kind"] == "call_error").sum())
+        fails = g[(g["parse_ok"] != True) & (g["parse_error_kind"] != "call_error")]  # noqa: E712
+        answered = len(g) - n_err
+        d = {"protocol": p, "backbone": b, "n": len(g), "n_call_error": n_err, "n_parse_fail": len(fails),
+             "parse_fail_rate": len(fails) / answered if answered else None}  # fmt: skip
+        counts = Counter(fails["parse_error_kind"])
+        d.update({k: int(counts.get(k, 0)) for k in kinds})
+        out.append(d)
+    return pd.DataFrame(out, columns=["protocol", "backbone", "n", "n_call_error", "n_parse_fail", "parse_fail_rate",
+                                      *kinds])  # fmt: skip
+
+
+# ---- subsets -----------------------------------------------------------------------------------
+def _cells(r: Record) -> set[tuple]:
+    fams = (r.gold_family or NONE).split("+")
+    return {(r.kind, r.tier, f, r.split) for f in fams}
+
+
+def stratified_subset(records: Sequence[Record], n: int, seed: int) -> list[Record]:
+    """About ``n`` records (never more, unless one sibling group alone is larger), stratified by
+    kind × tier × family × split, with the GOOD record, its BAD tiers and its persona swap kept
+    together (a sibling group: the GOOD's record id and every record whose ``base_record_id`` is it).
+
+    Greedy, seeded: groups are shuffled with ``seed``; each step takes the group that covers the
+    most (kind, tier, family, split) cells not yet covered (a multi-defect BAD covers one cell per
+    family), ties to the shuffled order; once no group adds a new cell, it takes the group whose
+    cells are covered least so far. Stops when the next group would pass ``n``. Returns records in
+    their input order."""
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        groups[r.base_record_id or r.record_id].append(r)
+    keys = list(groups)
+    random.Random(seed).shuffle(keys)
+    count: Counter = Counter()
+    chosen: set[str] = set()
+    total = 0
+    cells = {k: set().union(*(_cells(r) for r in groups[k])) for k in keys}
+    while True:
+        left = [k for k in keys if k not in chosen and (total + len(groups[k]) <= n or not chosen)]
+        if not left:
+            break
+
+        def gain(k: str) -> tuple:
+            new = sum(1 for c in cells[k] if count[c] == 0)
+            rarity = sum(1.0 / (1 + count[c]) for c in cells[k]) / max(1, len(cells[k]))
+            return (new, rarity)
+
+        best = max(left, key=lambda k: gain(k))  # max keeps the first of equals: the shuffled order
+        chosen.add(best)
+        total += len(groups[best])
+        for r in groups[best]:
+            for c in _cells(r):
+                count[c] += 1
+        if total >= n:
+            break
+    return [r for r in records if (r.base_record_id or r.record_id) in chosen]
