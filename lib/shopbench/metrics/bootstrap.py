@@ -265,6 +265,8 @@ def headline_table(run_table: pd.DataFrame, *, s0_ids: Iterable[str] | None = No
         base_list = (
             list(lift_baselines) if lift_baselines else default_baselines(uniq, lift_protocol, native_targets)
         )
+        if not base_list:  # nothing to lift over (a run with one multi-target protocol): no lift rows
+            continue
         for col, out in cols.items():
             rp, rd = means[lift_protocol][col]
             bp = nanmax(np.array([means[b][col][0] for b in base_list]), 0)
