@@ -251,3 +251,13 @@ def test_project_started_server_is_keyed_by_model_not_port(server, gateway):
     b.api_base = server.api_base.replace("127.0.0.1", "localhost")  # the next run's server, another address
     c2 = gw.call("srv", "a", [{"role": "user", "content": "x"}])
     assert c1.api_base != c2.api_base and c1.key == c2.key
+
+
+def test_local_backend_code_is_part_of_the_cache_key(monkeypatch):
+    """Editing a deterministic judge must not serve its old cached answers."""
+    from shopbench.llm import local
+
+    call = Call("a", "local/echo", [{"role": "user", "content": "x"}])
+    before = call.key
+    monkeypatch.setattr(local, "code_version", lambda name: "edited")
+    assert call.key != before

@@ -308,6 +308,15 @@ def _affirmed(rx: re.Pattern, text: str) -> str | None:
     return None
 
 
+def _first_conflict(units, cue, weight: float, what: str, slot: str) -> list[Finding]:
+    """A PREF_CONFLICT finding at the first response unit where ``cue(text)`` finds a hit, else none."""
+    for loc, text in units:
+        hit = cue(text)
+        if hit:
+            return [Finding("PREF_CONFLICT", loc, weight, f"{hit!r} in {loc} {what}", slot=slot)]
+    return []
+
+
 def _violation(constraint: str, text: str) -> str | None:
     """A non-negated violation cue of the hard constraint in ``text``, unless the same text also
     honours the constraint ("Latex-free …, safe for latex allergies"; "Works with iPhone and
@@ -380,34 +389,12 @@ def persona_findings(v: View) -> list[Finding]:
                 )
             )
         if c in _VIOLATION_RX:
-            for loc, text in units:
-                hit = _violation(c, text)
-                if hit:
-                    out.append(
-                        Finding(
-                            "PREF_CONFLICT",
-                            loc,
-                            0.85,
-                            f"{hit!r} in {loc} violates {c!r}",
-                            slot="hard_constraints",
-                        )
-                    )
-                    break
+            out += _first_conflict(units, lambda t, c=c: _violation(c, t), 0.85, f"violates {c!r}", "hard_constraints")
         orig = _OPPOSITE_TO_CONSTRAINT.get(c)
         if orig and orig in _HONOUR_RX:
-            for loc, text in units:
-                hit = _affirmed(_HONOUR_RX[orig], text)
-                if hit:
-                    out.append(
-                        Finding(
-                            "PREF_CONFLICT",
-                            loc,
-                            0.85,
-                            f"{hit!r} in {loc} contradicts {c!r}",
-                            slot="hard_constraints",
-                        )
-                    )
-                    break
+            rx = _HONOUR_RX[orig]
+            out += _first_conflict(units, lambda t, rx=rx: _affirmed(rx, t), 0.85, f"contradicts {c!r}",
+                                   "hard_constraints")  # fmt: skip
     # cited products whose snippets violate a hard constraint
     by_id = _snippets_by_id(v)
     cited_products = {_product_of(i) for i in v.cited_in_pool()}
@@ -471,19 +458,9 @@ def persona_findings(v: View) -> list[Finding]:
     for a in pr.get("attribute_preferences", []):
         orig = _OPPOSITE_TO_ATTRIBUTE.get(a)
         if orig and orig in _ATTRIBUTE_RX:
-            for loc, text in units:
-                hit = _affirmed(_ATTRIBUTE_RX[orig], text)
-                if hit:
-                    out.append(
-                        Finding(
-                            "PREF_CONFLICT",
-                            loc,
-                            0.8,
-                            f"{hit!r} in {loc} contradicts preference {a!r}",
-                            slot="attribute_preferences",
-                        )
-                    )
-                    break
+            rx = _ATTRIBUTE_RX[orig]
+            out += _first_conflict(units, lambda t, rx=rx: _affirmed(rx, t), 0.8, f"contradicts preference {a!r}",
+                                   "attribute_preferences")  # fmt: skip
     return out
 
 

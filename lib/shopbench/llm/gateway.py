@@ -62,11 +62,16 @@ class Call:
 
     @property
     def key(self) -> str:
+        params = self.params
+        if self.model.startswith("local/"):  # deterministic code can change; its version keys the cache
+            from .local import code_version
+
+            params = {**params, "_local_code_version": code_version(self.model.split("/", 1)[1])}
         return cache_key(
             model=self.model,
             api_base=self.cache_base or self.api_base,
             messages=list(self.messages),
-            params=self.params,
+            params=params,
             tools=list(self.tools) if self.tools else None,
             response_format=self.response_format,
             repeat=self.repeat,

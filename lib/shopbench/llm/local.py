@@ -15,9 +15,12 @@ Built in:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
+import inspect
 import json
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +46,20 @@ _REGISTRY: dict[str, LocalBackend] = {}
 def register_local(name: str, fn: LocalFn, description: str) -> None:
     """Register ``local/<name>``; later modules add their deterministic judges this way."""
     _REGISTRY[name] = LocalBackend(name, fn, description)
+
+
+@functools.cache
+def code_version(name: str) -> str:
+    """A hash of the source of the module that implements ``local/<name>``: part of the cache key, so
+    editing a deterministic judge invalidates its cached answers (a model's weights are fixed; code is not)."""
+    b = local_backends().get(name)
+    if b is None:
+        return ""
+    try:
+        src = inspect.getsource(sys.modules[b.fn.__module__])
+    except (OSError, TypeError, KeyError):
+        src = getattr(b.fn, "__qualname__", name)
+    return hashlib.sha256(src.encode()).hexdigest()[:16]
 
 
 def local_backends() -> dict[str, LocalBackend]:
