@@ -189,12 +189,14 @@ BENCHES = {
     "paceshop_build": bench_paceshop_build,
     "pace_metrics": lambda: __import__("shopbench.metrics.bench", fromlist=["x"]).bench_pace_metrics(),
     "agreement": lambda: __import__("shopbench.stats.bench", fromlist=["x"]).bench_agreement(),
+    "shop": lambda: __import__("shopbench.shopsim.bench", fromlist=["x"]).bench_shop(),
 }
 FILES = {  # benchmark file -> the benchmarks it holds
     "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "cached", "llamacpp"],
     "paceshop_build": ["paceshop_build"],
     "pace_metrics": ["pace_metrics"],
     "agreement": ["agreement"],
+    "shop": ["shop"],
 }
 
 

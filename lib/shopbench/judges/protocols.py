@@ -143,7 +143,13 @@ def _obj(props: dict) -> dict:
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-_IDS = {"type": "array", "items": {"type": "string"}}
+# Bounded like the pool they point into: at most 24 evidence snippets (B.8), ids of a few dozen
+# characters. The bounds also let a grammar-constrained local model stop: unbounded, SmolLM2 loops
+# inside an id string, or in the rationale, until max_tokens (every answer truncated). The schema is
+# shown to every judge in the prompt, so API models see the same bounds. (llama.cpp's grammar parser
+# rejects a maxLength of 1,200; 800 characters is a paragraph.)
+_IDS = {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 24}
+_RATIONALE = {"type": "string", "maxLength": 800}
 
 # D.4 item 4: "A JSON-Schema object (the prompt_contract_json slot) requires the verdict ℓ̂ ∈ {GOOD,
 # BAD}, the BAD probability p̂_bad ∈ [0,1], the four axis scores s_P, s_C, s_E, s_F ∈ [1,5], and the
@@ -162,7 +168,7 @@ PACE_CONTRACT: dict = _obj({
     "defect_location": _str_enum(LOCATION_LABELS),
     "supporting_evidence_ids": _IDS,
     "confidence": _num(0, 1),
-    "rationale": {"type": "string"},
+    "rationale": _RATIONALE,
 })  # fmt: skip
 
 # C.3.2 ARES-style: "three lightweight LM scorers: context relevance, answer faithfulness, and
@@ -176,7 +182,7 @@ ARES_CONTRACT: dict = _obj({
     "defect_family": _str_enum((*E_FAMILIES, NONE)),
     "defect_location": _str_enum(LOCATION_LABELS),
     "supporting_evidence_ids": _IDS,
-    "rationale": {"type": "string"},
+    "rationale": _RATIONALE,
 })  # fmt: skip
 
 # C.3.2 PersonaLens-style: "walking through the structured persona one slot at a time—hard
@@ -203,7 +209,7 @@ PERSONALENS_CONTRACT: dict = _obj({
     "defect_family": _str_enum((*P_FAMILIES, NONE)),
     "defect_location": _str_enum(LOCATION_LABELS),
     "supporting_evidence_ids": _IDS,
-    "rationale": {"type": "string"},
+    "rationale": _RATIONALE,
 })  # fmt: skip
 
 # C.3.2 EtaPP-style: "treating the gold defect family d and the gold defect location r as the two
@@ -218,7 +224,7 @@ ETAPP_CONTRACT: dict = _obj({
     "format_safety": _num(1, 5),
     "supporting_evidence_ids": _IDS,
     "confidence": _num(0, 1),
-    "rationale": {"type": "string"},
+    "rationale": _RATIONALE,
 })  # fmt: skip
 
 VERDICT_THRESHOLD = 3.0  # C.3.2: ARES "BAD only when s_E < 3.0"; PersonaLens "threshold s_P < 3.0"

@@ -1,0 +1,173 @@
+"""Wiring a sweep from a profile's ``shopsim`` section (notebook 80): the environment, the scenarios,
+the agents, the customer and the judges. Every model named here goes through the project gateway.
+
+A profile section looks like::
+
+    shopsim:
+      n_products: 10000          # control catalog size (seed 002 §3.1)
+      catalog: synthetic         # or a path to a product file (JSONL of ShopProduct, or DummyJSON)
+      retrieval: bm25            # bm25 | tfidf | minilm (the paper's; needs the [minilm] extra)
+      trials: {general: 100, grocery: 50, refusal: 10}
+      scripted_agents: [competent, over_purchaser, ...]
+      llm_agents:                # each on a difficulty-stratified subset of the same scenarios
+        - {backbone: llamacpp/smollm2-135m-instruct, tool_mode: json, trials: {general: 2, grocery: 1, refusal: 1}}
+      user: scripted             # or a backbone name: the LLM customer
+      judge: deterministic       # or a backbone name: the LLM judge
+      second_judge: null         # a backbone: App. K cross-judge agreement on `second_judge_trials`
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .agents import SCRIPTED_AGENTS, LLMAgent, make_agent
+from .catalog import control_catalog, load_products
+from .scenario import ScenarioFactory, sweep_plan
+from .store import Store
+from .types import Scenario, ShopProduct, Trajectory
+from .user import LLMUser, ScriptedUser
+
+DEFAULT_TRIALS = {"general": 100, "grocery": 50, "refusal": 10}
+
+
+@dataclass
+class Environment:
+    catalog: list[ShopProduct]
+    store: Store
+    products: dict[str, ShopProduct]
+    factory: ScenarioFactory
+    source: str
+
+
+def build_environment(cfg: Mapping[str, Any], seed: int = 0, root: Path | None = None) -> Environment:
+    """The control catalog (synthetic, or loaded from ``cfg['catalog']``) and its store."""
+    src = cfg.get("catalog", "synthetic") or "synthetic"
+    if src == "synthetic":
+        catalog = control_catalog(int(cfg.get("n_products", 10_000)), seed=seed)
+        source = f"synthetic control catalog ({len(catalog)} products, seed {seed})"
+    else:
+        path = Path(src)
+        if not path.is_absolute() and root is not None:
+            path = root / path
+        if not path.exists():
+            raise FileNotFoundError(
+                f"shopsim.catalog: no product file at {path}; give a JSONL/JSON product file or 'synthetic'"
+            )
+        catalog = load_products(path)
+        source = f"{path} ({len(catalog)} products)"
+    store = Store(catalog, retrieval=cfg.get("retrieval", "bm25"))
+    return Environment(catalog, store, {p.product_id: p for p in catalog}, ScenarioFactory(catalog), source)
+
+
+def plan_scenarios(
+    env: Environment, trials: Mapping[str, int] | None = None, seed: int = 0
+) -> list[Scenario]:
+    """The sweep's scenarios: per kind, difficulties spread evenly over 1-10 (§5)."""
+    t = {**DEFAULT_TRIALS, **(trials or {})}
+    plan = sweep_plan(int(t["general"]), int(t["grocery"]), int(t["refusal"]), seed=seed)
+    return [env.factory.make(s, kind=k, difficulty=d) for k, d, s in plan]
+
+
+def stratified(scenarios: Sequence[Scenario], trials: Mapping[str, int]) -> list[Scenario]:
+    """A subset with ``trials[kind]`` scenarios per kind, spread over the kind's difficulty range."""
+    out = []
+    for kind, n in trials.items():
+        pool = sorted((s for s in scenarios if s.kind == kind), key=lambda s: (s.difficulty, s.seed))
+        n = min(int(n), len(pool))
+        if n:
+            step = len(pool) / n
+            out += [pool[int(i * step)] for i in range(n)]
+    order = {s.trial_id: i for i, s in enumerate(scenarios)}
+    return sorted(out, key=lambda s: order[s.trial_id])
+
+
+@dataclass
+class AgentPlan:
+    name: str
+    make: Callable[[], Any]
+    scenarios: list[Scenario]
+    backbone: str | None = None
+
+
+def agent_plans(cfg: Mapping[str, Any], scenarios: Sequence[Scenario], gateway=None, run_prefix: str = "shopsim",
+                available: set[str] | None = None) -> list[AgentPlan]:  # fmt: skip
+    """Scripted reference agents on every scenario; LLM agents on their stratified subsets (skipped,
+    with the reason printed, when their backbone is not available)."""
+    plans = []
+    for name in cfg.get("scripted_agents", list(SCRIPTED_AGENTS)):
+        if name not in SCRIPTED_AGENTS:
+            raise KeyError(
+                f"shopsim.scripted_agents: unknown agent {name!r}; known: {', '.join(SCRIPTED_AGENTS)}"
+            )
+        plans.append(AgentPlan(make_agent(name).name, (lambda n=name: make_agent(n)), list(scenarios)))
+    for spec in cfg.get("llm_agents", []) or []:
+        b = spec["backbone"]
+        if available is not None and b not in available:
+            print(f"skipping LLM agent {b}: backbone not available (see notebook 00)")
+            continue
+        name = spec.get("name") or f"llm:{b}"
+        subset = stratified(scenarios, spec.get("trials", DEFAULT_TRIALS))
+
+        def make(b=b, spec=spec, name=name):
+            return LLMAgent(gateway, b, tool_mode=spec.get("tool_mode", "native"), name=name,
+                            run_id=f"{run_prefix}/agent/{b}", max_tokens=int(spec.get("max_tokens", 512)))  # fmt: skip
+
+        plans.append(AgentPlan(name, make, subset, backbone=b))
+    return plans
+
+
+def make_user(spec: str | None, gateway=None, run_id: str = "shopsim/user", max_tokens: int = 600):
+    """``scripted`` (the offline default) or a backbone name for the LLM customer."""
+    if not spec or spec == "scripted":
+        return ScriptedUser()
+    return LLMUser(gateway, spec, run_id=run_id, max_tokens=max_tokens)
+
+
+def make_judge(spec: str | None, gateway=None, run_id: str = "shopsim/judge", max_tokens: int = 800):
+    """``deterministic`` (offline) or a backbone name for the LLM judge."""
+    from .verifier.judge import DeterministicJudge, LLMJudge
+
+    if not spec or spec == "deterministic":
+        return DeterministicJudge()
+    return LLMJudge(gateway, spec, run_id=run_id, max_tokens=max_tokens)
+
+
+def usage_table(
+    trajs: Sequence[Trajectory], gateway=None, judge_runs: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """App. G: mean tokens and cost per trial by role. Agent usage comes from each trajectory; the
+    judge's from its gateway call log (item ids start with ``<agent>/<trial_id>/``). Scripted
+    parties use no model tokens; their message characters are shown instead."""
+    rows = []
+    for t in trajs:
+        u = t.usage.get("agent", {})
+        chars_agent = sum(len(x.agent_message or "") for x in t.turns)
+        chars_user = sum(len(x.user.message or "") for x in t.turns)
+        rows.append({"agent": t.agent, "kind": t.scenario.kind, "trial_id": t.trial_id,
+                     "agent_prompt_tokens": u.get("prompt_tokens", 0.0),
+                     "agent_completion_tokens": u.get("completion_tokens", 0.0),
+                     "agent_cost_usd": u.get("cost_usd", 0.0),
+                     "agent_chars": chars_agent, "customer_chars": chars_user})  # fmt: skip
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    for role, run_id in (judge_runs or {}).items():
+        if gateway is None:
+            break
+        try:
+            log = gateway.log(run_id)
+        except FileNotFoundError:
+            continue
+        if log.empty:
+            continue
+        key = log.item_id.str.split("/").str[:2].str.join("/")
+        agg = log.assign(key=key).groupby("key")[["prompt_tokens", "completion_tokens", "cost_usd"]].sum()
+        k = df.agent + "/" + df.trial_id
+        for col in ("prompt_tokens", "completion_tokens", "cost_usd"):
+            df[f"{role}_{col}"] = k.map(agg[col]).fillna(0.0)
+    return df

@@ -1,0 +1,111 @@
+"""The agent sweep (seed 002 §5): every agent plays the same scenarios; trajectories are appended to
+one JSONL file per agent as each trial finishes, so a killed sweep resumes where it stopped without
+losing or repeating a finished trial.
+
+"Eight open-weight agents run the same 160-trial sweep, 100 general shopping, 50 grocery, and 10
+refusal probes, across difficulties 1-10 [...] Every run uses the same tools, scoring contract,
+controller, and stopping policy" (§5).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from .trial import run_trial
+from .types import CONTRACT_VERSION, Scenario, Trajectory
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name)
+
+
+class TrajectoryStore:
+    """Append-only JSONL of finished trajectories, one file per agent under ``root``."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def path(self, agent: str) -> Path:
+        return self.root / f"{_safe(agent)}.jsonl"
+
+    def _read(self, agent: str) -> list[dict]:
+        p = self.path(agent)
+        if not p.exists():
+            return []
+        rows, good_bytes = [], 0
+        with p.open("rb") as f:
+            for line in f:
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    break  # a line cut by a kill: drop it and everything after (nothing valid follows)
+                good_bytes += len(line)
+        if good_bytes != p.stat().st_size:  # truncate the torn tail so the next append starts clean
+            with p.open("r+b") as f:
+                f.truncate(good_bytes)
+        return rows
+
+    def done_ids(self, agent: str) -> set[str]:
+        return {r["trial_id"] for r in self._read(agent)}
+
+    def append(self, traj: Trajectory) -> None:
+        line = json.dumps(traj.to_dict(), sort_keys=True) + "\n"
+        with self.path(traj.agent).open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def load(self, agent: str) -> list[Trajectory]:
+        out = []
+        for r in self._read(agent):
+            if r.get("contract_version") != CONTRACT_VERSION:
+                raise ValueError(
+                    f"{self.path(agent)}: trajectory {r.get('trial_id')} has scoring contract "
+                    f"{r.get('contract_version')!r}, this code writes {CONTRACT_VERSION!r}; delete the file to re-run"
+                )
+            out.append(Trajectory.from_dict(r))
+        return out
+
+    def agents(self) -> list[str]:
+        return sorted(p.stem for p in self.root.glob("*.jsonl"))
+
+
+def run_sweep(
+    scenarios: Sequence[Scenario],
+    agents: dict[str, Callable[[], object]],
+    user_factory: Callable[[], object],
+    store,
+    out: TrajectoryStore,
+    *,
+    progress: bool = True,
+) -> dict[str, list[Trajectory]]:
+    """Run every agent (name -> factory) on every scenario; skip trials already in ``out``.
+
+    Returns all trajectories per agent (finished earlier plus new), in scenario order."""
+    result: dict[str, list[Trajectory]] = {}
+    for name, make in agents.items():
+        done = out.done_ids(name)
+        todo = [s for s in scenarios if s.trial_id not in done]
+        if todo:
+            agent, user = make(), user_factory()
+            if getattr(agent, "name", name) != name:
+                raise ValueError(
+                    f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
+                )
+            bar = tqdm(todo, desc=f"trials {name}", unit="trial", disable=not progress, mininterval=0.5)
+            for s in bar:
+                out.append(run_trial(s, agent, user, store))
+        by_id = {t.trial_id: t for t in out.load(name)}
+        result[name] = [by_id[s.trial_id] for s in scenarios if s.trial_id in by_id]
+    return result
+
+
+def load_all(out: TrajectoryStore, agents: Iterable[str] | None = None) -> list[Trajectory]:
+    return [t for a in (agents or out.agents()) for t in out.load(a)]

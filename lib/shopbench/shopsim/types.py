@@ -1,0 +1,342 @@
+"""The data model of the shop environment (seed 002, Sections 3-4): everything a trial precommits,
+everything it records, and nothing else. Plain dataclasses with ``to_dict``/``from_dict`` so a
+trajectory round-trips through JSONL unchanged.
+
+Vocabulary (seed 002 §3.4): a *turn* is one customer message plus one agent turn, and an agent turn
+may span several tool-call *rounds*. Customer-message indices start at 0 (the opening message).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+CONTRACT_VERSION = "shopsim-1"  # stamped on every trajectory and score artefact (App. I)
+
+TrialKind = Literal["general", "grocery", "refusal"]
+Tier = Literal["direct", "light", "multi_item", "complex"]
+RevealStyle = Literal["batch", "linear", "nonlinear"]
+BeatKind = Literal["intro", "explore", "defer", "return", "add"]
+
+# The six termination reasons of §3.4, under the summary keys of Table 11 (App. I).
+TERMINATION_REASONS = (
+    "goal_met",
+    "max_turns",
+    "abandoned",
+    "assistant_error",
+    "judge_error",
+    "no_opening_message",
+)
+
+# Registry categories of App. E.
+TOOL_CATEGORIES = ("read_only", "search", "cart_write", "other")
+
+
+def _from(cls, d: dict):
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One purchasable option of a product (size and/or colour) with its own stock."""
+
+    variant_id: str
+    size: str | None = None
+    colour: str | None = None
+    stock: int = 0
+
+
+@dataclass(frozen=True)
+class ShopProduct:
+    """One row of the control catalog (seed 002 §3.1). ``attributes`` hold the catalog facts that
+    attribute claims are checked against (material, fit, flavour, pack size, ...)."""
+
+    product_id: str
+    title: str
+    brand: str
+    category: str
+    price: float
+    stock: int
+    description: str
+    attributes: dict[str, str] = field(default_factory=dict)
+    variants: tuple[Variant, ...] = ()
+    grocery: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ShopProduct:
+        d = dict(d)
+        d["variants"] = tuple(Variant(**v) if isinstance(v, dict) else v for v in d.get("variants", ()))
+        return _from(cls, d)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call as issued (or as expected by the simulator): name plus JSON arguments."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_id: str = ""
+
+    def signature(self) -> str:
+        import json
+
+        return f"{self.name}:{json.dumps(self.arguments, sort_keys=True)}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ToolCall:
+        return _from(cls, d)
+
+
+@dataclass
+class ToolEvent:
+    """An executed tool call and its result. ``result`` is the JSON the agent saw; it carries an
+    ``"error"`` key when the call failed. Successful cart writes carry ``"product_id"`` and
+    ``"quantity"`` (the product's new total quantity in the cart), which is all state replay needs."""
+
+    turn: int  # customer-message index this agent turn answers
+    round: int  # tool-call round within the agent turn (0-based)
+    call: ToolCall
+    result: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return "error" not in self.result
+
+    def to_dict(self) -> dict:
+        return {"turn": self.turn, "round": self.round, "call": self.call.to_dict(), "result": self.result}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ToolEvent:
+        return cls(turn=d["turn"], round=d["round"], call=ToolCall.from_dict(d["call"]), result=d["result"])
+
+
+@dataclass(frozen=True)
+class GoalItem:
+    """One hidden target-cart line (seed 002 §3.2 and App. B). ``hints`` are the optional details the
+    customer may state (size, colour, fit, budget); ``withheld`` lists those the customer holds back
+    (each withheld with probability d/10)."""
+
+    product_id: str
+    quantity: int
+    category: str
+    variant_id: str | None = None
+    hints: dict[str, str] = field(default_factory=dict)
+    withheld: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GoalItem:
+        d = dict(d)
+        d["withheld"] = tuple(d.get("withheld", ()))
+        return _from(cls, d)
+
+
+@dataclass(frozen=True)
+class Beat:
+    """One step of a nonlinear itinerary (App. D): ``add`` beats are essential, the rest flavour."""
+
+    kind: BeatKind
+    product_id: str
+
+    @property
+    def essential(self) -> bool:
+        return self.kind == "add"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything a trial precommits, derived from one integer seed (seed 002 §3.2-3.3, App. B-D)."""
+
+    seed: int
+    kind: TrialKind
+    difficulty: int  # 1..10
+    tier: Tier
+    breadth: int  # drawn category slots B
+    items: tuple[GoalItem, ...]  # the hidden target cart (empty for refusal probes)
+    persona: dict[str, str]  # the six App. C dimensions
+    max_turns: int  # 3 + round(w_tier * m)
+    style: RevealStyle
+    waves: tuple[tuple[str, ...], ...] = ()  # batch: ordered waves of product ids (one wave if <= 4 items)
+    order: tuple[str, ...] = ()  # linear: release order of product ids
+    beats: tuple[Beat, ...] = ()  # nonlinear: the compiled itinerary
+    max_tool_rounds: int = 10  # per agent turn (App. D: 10; batch-aware up to 20)
+    probe: dict[str, Any] | None = None  # refusal probes (App. J): topic, request, marked terms, placeholder
+
+    @property
+    def trial_id(self) -> str:
+        return f"{self.kind}-{self.seed}"
+
+    @property
+    def target(self) -> dict[str, int]:
+        return {g.product_id: g.quantity for g in self.items}
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["beats"] = [asdict(b) for b in self.beats]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Scenario:
+        d = dict(d)
+        d["items"] = tuple(GoalItem.from_dict(g) for g in d.get("items", ()))
+        d["waves"] = tuple(tuple(w) for w in d.get("waves", ()))
+        d["order"] = tuple(d.get("order", ()))
+        d["beats"] = tuple(Beat(**b) for b in d.get("beats", ()))
+        return _from(cls, d)
+
+
+@dataclass
+class Directive:
+    """What the reveal controller asks of the customer's next message (seed 002 §3.3)."""
+
+    message_index: int
+    reveal: list[str]  # product ids first requested in this message
+    ask_add: list[str]  # product ids the customer asks to put in the cart now
+    beats: list[Beat] = field(default_factory=list)  # nonlinear: the beats this message plays
+    pending: list[str] = field(default_factory=list)  # revealed, not yet at the required quantity
+    done: bool = False  # every goal item is in the cart at its quantity
+    text: str = ""  # the directive as an instruction (for the LLM simulator)
+
+
+@dataclass
+class UserReply:
+    """The user simulator's one structured answer per turn: the five fields of seed 002 §3.4, plus
+    the structured intent the scripted simulator also exposes (scripted agents read it instead of
+    parsing prose; it names descriptions, never product ids)."""
+
+    rationale: str
+    frustration: int  # 1 (calm) .. 5 (furious): the inline rating of §4.2
+    message: str
+    terminate: bool
+    termination_reason: str | None  # goal_met | abandoned | None
+    expected_calls: list[ToolCall] = field(default_factory=list)
+    intent: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["expected_calls"] = [c.to_dict() for c in self.expected_calls]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> UserReply:
+        d = dict(d)
+        d["expected_calls"] = [ToolCall.from_dict(c) for c in d.get("expected_calls", [])]
+        return _from(cls, d)
+
+
+@dataclass
+class AgentStep:
+    """One round of the agent under test: text for the customer and/or tool calls to execute. An
+    agent turn ends at the first step without tool calls."""
+
+    message: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    error: str | None = None  # the agent failed to produce a usable step (recorded, never raised)
+    usage: dict[str, float] = field(default_factory=dict)  # prompt_tokens, completion_tokens, cost_usd
+
+
+@dataclass
+class Turn:
+    """One customer message and the agent turn that answers it, with the controller's records."""
+
+    index: int
+    directive: Directive
+    user: UserReply
+    agent_message: str = ""
+    events: list[ToolEvent] = field(default_factory=list)
+    rounds: int = 0
+    cart_after: dict[str, int] = field(default_factory=dict)  # ground-truth cart read by the controller
+    agent_error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "directive": asdict(self.directive),
+            "user": self.user.to_dict(),
+            "agent_message": self.agent_message,
+            "events": [e.to_dict() for e in self.events],
+            "rounds": self.rounds,
+            "cart_after": self.cart_after,
+            "agent_error": self.agent_error,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Turn:
+        dd = dict(d["directive"])
+        dd["beats"] = [Beat(**b) for b in dd.get("beats", [])]
+        return cls(
+            index=d["index"],
+            directive=Directive(**dd),
+            user=UserReply.from_dict(d["user"]),
+            agent_message=d.get("agent_message", ""),
+            events=[ToolEvent.from_dict(e) for e in d.get("events", [])],
+            rounds=d.get("rounds", 0),
+            cart_after=d.get("cart_after", {}),
+            agent_error=d.get("agent_error"),
+        )
+
+
+@dataclass
+class Trajectory:
+    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1)."""
+
+    scenario: Scenario
+    agent: str
+    user: str
+    system_prompt: str
+    turns: list[Turn]
+    termination: str  # one of TERMINATION_REASONS
+    final_cart: dict[str, int]
+    revealed_at: dict[str, int]  # product id -> customer-message index where it was first requested
+    usage: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> tokens/cost
+    wall_s: float = 0.0
+    contract_version: str = CONTRACT_VERSION
+
+    @property
+    def trial_id(self) -> str:
+        return self.scenario.trial_id
+
+    @property
+    def events(self) -> list[ToolEvent]:
+        return [e for t in self.turns for e in t.events]
+
+    def to_dict(self) -> dict:
+        return {
+            "trial_id": self.trial_id,
+            "scenario": self.scenario.to_dict(),
+            "agent": self.agent,
+            "user": self.user,
+            "system_prompt": self.system_prompt,
+            "turns": [t.to_dict() for t in self.turns],
+            "termination": self.termination,
+            "final_cart": self.final_cart,
+            "revealed_at": self.revealed_at,
+            "usage": self.usage,
+            "wall_s": self.wall_s,
+            "contract_version": self.contract_version,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Trajectory:
+        return cls(
+            scenario=Scenario.from_dict(d["scenario"]),
+            agent=d["agent"],
+            user=d["user"],
+            system_prompt=d.get("system_prompt", ""),
+            turns=[Turn.from_dict(t) for t in d["turns"]],
+            termination=d["termination"],
+            final_cart=d.get("final_cart", {}),
+            revealed_at=d.get("revealed_at", {}),
+            usage=d.get("usage", {}),
+            wall_s=d.get("wall_s", 0.0),
+            contract_version=d.get("contract_version", CONTRACT_VERSION),
+        )
