@@ -190,6 +190,8 @@ BENCHES = {
     "pace_metrics": lambda: __import__("shopbench.metrics.bench", fromlist=["x"]).bench_pace_metrics(),
     "agreement": lambda: __import__("shopbench.stats.bench", fromlist=["x"]).bench_agreement(),
     "shop": lambda: __import__("shopbench.shopsim.bench", fromlist=["x"]).bench_shop(),
+    "padme_synthesis": lambda: __import__("shopbench.padme.bench", fromlist=["x"]).bench_synthesis(),
+    "padme_meta_eval": lambda: __import__("shopbench.padme.bench", fromlist=["x"]).bench_meta_eval(),
 }
 FILES = {  # benchmark file -> the benchmarks it holds
     "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "cached", "llamacpp"],
@@ -197,6 +199,7 @@ FILES = {  # benchmark file -> the benchmarks it holds
     "pace_metrics": ["pace_metrics"],
     "agreement": ["agreement"],
     "shop": ["shop"],
+    "padme": ["padme_synthesis", "padme_meta_eval"],
 }
 
 

@@ -20,6 +20,7 @@ from .pairs import (
     pairs_from_paceshop,
     pairs_from_tau_bench,
     panel_of,
+    read_pairs,
     synthetic_pairs,
 )
 
@@ -51,16 +52,24 @@ def study_pairs(ctx, source: str, tau_bench_path: str | Path | None, n_pairs: in
                 annotator: str | None = None, strict: bool = False) -> list[Pair]:  # fmt: skip
     """The pairs this notebook shows, with fallbacks that say what they did.
 
-    ``source``: ``tau_bench`` (a missing file falls back to PACEShop) or ``paceshop`` (the profile's
-    build, else a small build; a failing build falls back to synthetic pairs). With a ``panels``
+    ``source``: ``tau_bench`` (a missing file falls back to PACEShop), ``padme`` (the pairs notebook 40
+    synthesized, ``<data>/padme/annotation_pairs.jsonl``; missing, it falls back to PACEShop) or
+    ``paceshop`` (the profile's build, else a small build; a failing build falls back to synthetic pairs). With a ``panels``
     mapping in the profile (``notebooks.60_annotate_pairs.panels`` or top-level ``panels``:
     panel -> annotator ids), the ``n_pairs`` pairs are split into disjoint panel sets and the
     annotator gets their panel's; an annotator in no panel is an error when ``strict`` (serving
     annotators), else a note and all pairs (a papermill run as "demo").
     """
-    if source not in ("tau_bench", "paceshop"):
-        raise ValueError(f"source must be 'tau_bench' or 'paceshop', got {source!r}")
+    if source not in ("tau_bench", "paceshop", "padme"):
+        raise ValueError(f"source must be 'tau_bench', 'padme' or 'paceshop', got {source!r}")
     pairs: list[Pair] = []
+    if source == "padme":
+        path = ctx.data_dir / "padme" / "annotation_pairs.jsonl"
+        if path.exists():
+            pairs = read_pairs(path)[: n_pairs or None]
+        else:
+            print(f"note: no synthesized pairs at {path} (run notebook 40); annotating PACEShop pairs instead")
+            source = "paceshop"
     if source == "tau_bench":
         path = resolve(tau_bench_path or TAU_BENCH_DEFAULT)
         if path.exists():

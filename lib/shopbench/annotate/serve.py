@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--annotator", help="default annotator id (a page may pass ?annotator=ID)")
     ap.add_argument("--store", help="answers folder (default: outputs/<profile>/annotations)")
-    ap.add_argument("--source", choices=["paceshop", "tau_bench"], help="which pairs to annotate")
+    ap.add_argument("--source", choices=["paceshop", "tau_bench", "padme"], help="which pairs to annotate")
     ap.add_argument("--n-pairs", type=int, help="how many pairs")
     ap.add_argument("--profile", help="profile name or YAML path (default: the notebook's, smoke)")
     ap.add_argument("--tau-bench-path", help="tau-bench results JSON (for --source tau_bench)")

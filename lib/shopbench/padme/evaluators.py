@@ -1,0 +1,624 @@
+"""Evaluators under test for PADMÉ meta-evaluation (seed 003 §3.2, §4 "Meta-Evaluation Sweep", App. H.5, F, G).
+
+"An evaluator under test is a scoring function f(x; c) ∈ [0, 1] that rates a single trajectory x
+against a criterion c. Because f evaluates each trajectory independently without viewing trajectory
+pairs, its pairwise preference over p = (x⁻, x⁺) is derived directly from the score gap" (§3.2).
+§4: "We evaluate 25 LMs as evaluators [...] on all 1,000 kept pairs across 3 runs [...] Model
+evaluations run under vendor-default reasoning budgets and at temperature 0". H.5: "Evaluators
+process a single trajectory x in isolation, assigning a score in [0, 1] without access to the paired
+execution. [...] Evaluators receive the identical shared context {prompt} provided to filter judges
+and human annotators". The preference and its statistics are in :mod:`shopbench.metrics.meta_eval`.
+
+**What this module does.** :func:`score_rollouts` scores every distinct rollout once per (evaluator,
+run) and returns one row per (evaluator, rollout, run): ``score`` in [0, 1] or NaN, ``status``
+("ok" / "parse_error" / "error"), ``parse_error``, ``reasoning``, tokens, cost and ``cache_hit``.
+
+* **LM evaluators** (any gateway backbone): the H.5 prompt (``prompts/padme_evaluator.txt``) with
+  the criterion name and description, the reference documents (:func:`reference_documents`: the
+  agent's system prompt *with the H.3 ``<behaviour>`` steering block removed* — the evaluator must
+  never see the steering instruction — and its tools) and the trajectory rendered as numbered turns
+  (:func:`render_trajectory`: ``Agent calls f(k=v)`` / ``Tool result -> ...``, long values cut).
+  All calls of one evaluator go into ONE ``gateway.run`` (concurrent, cached, logged; run ``r`` is
+  ``Call.repeat = r`` so the runs are distinct calls). Contract: ``{"reasoning": string (≤ 1500
+  chars), "score": number}``; the score's range is checked here (:func:`score_from_row`) because
+  local grammars do not enforce numeric bounds: a score outside [0, 1], a non-number or malformed
+  JSON is a *parse failure* (NaN score, counted; the paper's rule counts it as incorrect).
+  Temperature 0 unless the spec's ``params`` say otherwise (``{"temperature": null}`` drops it for
+  models that refuse it, the paper's ‡ rows).
+* **Reference evaluators** (offline, deterministic, *not models*): the lexical heuristic
+  :func:`shopbench.padme.heuristics.criterion_score` and variants with documented behaviour, so that
+  the statistics have something to separate offline:
+
+  - ``heuristic``: the heuristic score as it is (identical across runs);
+  - ``heuristic-coarse``: rounded to {0, 0.5, 1} — few distinct scores, many ties;
+  - ``heuristic-lenient``: ``0.6 + 0.4·s`` rounded to 0.1 — compressed toward high scores (mean
+    ≥ 0.6, five levels), so more ties: the paper's lenient-evaluator pattern (§5.3);
+  - ``heuristic-noisy``: ``s + N(0, 0.1)`` clipped to [0, 1] and rounded to 0.01, seeded by
+    (rollout, run) — a per-item score SD above zero across runs.
+
+  They are computed directly (no gateway call: there is no model, and the heuristic reads the
+  structured trajectory rather than the rendered prompt); their rows have zero tokens and cost.
+
+**Evaluator specs.** :class:`EvaluatorSpec` names an evaluator, its backbone (or ``"heuristic"``),
+the properties Table 4 correlates with accuracy (:data:`PROPERTY_KEYS`), whether it took part in
+synthesis (``in_pipeline``, Table 19) and ``aliases`` (the names under which the same model appears
+in the synthesis record: agent model, filter-judge name, steering generator). :data:`KNOWN_PROPERTIES`
+holds them for the offline evaluators, the API backbones of ``params/full.yaml`` and the paper's
+25-model roster (:data:`PAPER_ROSTER`, Table 18, with the litellm name where litellm knows the
+model). A profile gives evaluators under ``padme.evaluators`` (:func:`evaluators_from_profile`)::
+
+    padme:
+      evaluators:
+        - heuristic                          # a reference evaluator, by name
+        - llamacpp/smollm2-135m-instruct     # a configured backbone; properties from KNOWN_PROPERTIES
+        - name: my-qwen                      # a backbone with properties given here
+          backbone: my-vllm                  # a name from the profile's `backbones`
+          properties: {total_params_b: 7.6, active_params_b: 7.6, open_weight: true,
+                       reasoning: false, context_k: 32, release: "2024-09", family: qwen2.5}
+          in_pipeline: false
+          aliases: []
+          params: {max_tokens: 2048}         # extra generation settings for this evaluator
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .types import Criterion, Rollout
+
+PROMPT_NAME = "padme_evaluator"
+SCORE_SCHEMA: dict = {
+    "type": "object",
+    "properties": {"reasoning": {"type": "string", "maxLength": 1500}, "score": {"type": "number"}},
+    "required": ["reasoning", "score"],
+    "additionalProperties": False,
+}
+HEURISTIC = "heuristic"
+HEURISTIC_VARIANTS: dict[str, str] = {
+    "heuristic": "lexical heuristic score as it is (reference evaluator, not a model)",
+    "heuristic-coarse": "heuristic rounded to {0, 0.5, 1}: few distinct scores, many ties (reference)",
+    "heuristic-lenient": "0.6 + 0.4·heuristic rounded to 0.1: compressed toward high scores (reference)",
+    "heuristic-noisy": "heuristic + N(0, 0.1) seeded per (rollout, run), rounded to 0.01 (reference)",
+}
+NOISY_SD = 0.1
+PROPERTY_KEYS = (
+    "total_params_b",
+    "active_params_b",
+    "open_weight",
+    "reasoning",
+    "context_k",
+    "release",
+    "family",
+)
+SCORE_COLUMNS = ("evaluator", "backbone", "rollout_id", "criterion", "run", "score", "status", "parse_error", "error",
+                 "reasoning", "prompt_tokens", "completion_tokens", "cost_usd", "cache_hit")  # fmt: skip
+DEFAULT_MAX_TOKENS = 1024
+
+
+# ---- evaluator specs -----------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class EvaluatorSpec:
+    """One evaluator under test: a gateway backbone, or ``backbone="heuristic"`` with a variant name."""
+
+    name: str
+    backbone: str
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    in_pipeline: bool = False
+    aliases: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_heuristic(self) -> bool:
+        return self.backbone == HEURISTIC
+
+    @property
+    def identities(self) -> frozenset[str]:
+        """Names under which this evaluator's model may appear in the synthesis record."""
+        names = {self.name, *self.aliases}
+        if not self.is_heuristic:
+            names.add(self.backbone)
+        return frozenset(names)
+
+
+def _p(total, active, open_weight, reasoning, context_k, release, family) -> dict:
+    return {"total_params_b": total, "active_params_b": active, "open_weight": open_weight, "reasoning": reasoning,
+            "context_k": context_k, "release": release, "family": family}  # fmt: skip
+
+
+_REFERENCE = _p(None, None, True, False, None, None, "heuristic")
+
+# Table 18 (App. F.1): name, released, total / active parameters (B; None = closed), reasoning,
+# whether it took part in synthesis (*), the litellm model name where litellm knows the model, and
+# the reported statistics: accuracy mean and SD over 3 runs (%), leniency, average score SD, tie
+# rate (%), number of distinct scores. Dense models have active = total.
+PAPER_ROSTER: tuple[dict, ...] = tuple(
+    {"name": n, "release": rel, "total_params_b": tot, "active_params_b": act, "reasoning": rea, "in_pipeline": pipe,
+     "litellm": llm, "accuracy_pct": acc, "accuracy_sd_pct": sd, "leniency": len_, "score_sd": ssd, "tie_pct": tie,
+     "distinct_scores": dis}
+    for n, rel, tot, act, rea, pipe, llm, acc, sd, len_, ssd, tie, dis in [
+        ("claude-opus-5", "2026-07", None, None, True, False, None, 85.1, 0.93, 0.324, 0.023, 4.1, 69),
+        ("claude-sonnet-5", "2026-06", None, None, True, False, None, 83.8, 0.72, 0.458, 0.040, 5.8, 34),
+        ("kimi-k3", "2026-07", 2800, 104, True, False, None, 83.6, 0.12, 0.508, 0.036, 6.0, 37),
+        ("gpt-5.6-terra", "2026-07", None, None, True, False, None, 81.7, 0.49, 0.560, 0.043, 3.4, 88),
+        ("gpt-5.6-luna", "2026-07", None, None, True, False, None, 81.6, 0.64, 0.563, 0.045, 3.8, 83),
+        ("glm-5p2", "2026-06", 753, 30, True, False, None, 81.5, 0.50, 0.521, 0.051, 10.1, 31),
+        ("gpt-oss-120b", "2025-08", 116.8, 5.1, True, True, "fireworks_ai/accounts/fireworks/models/gpt-oss-120b",
+         80.5, 0.40, 0.624, 0.050, 9.9, 45),
+        ("gpt-5.4-nano", "2026-03", None, None, False, False, None, 79.4, 1.16, 0.631, 0.052, 7.8, 61),
+        ("gpt-5.4-mini", "2026-03", None, None, False, False, None, 79.4, 0.79, 0.628, 0.053, 6.1, 89),
+        ("gpt-5.6-sol", "2026-07", None, None, True, False, None, 78.7, 0.40, 0.543, 0.035, 4.9, 86),
+        ("claude-haiku-4-5", "2025-10", None, None, False, False, "anthropic/claude-haiku-4-5", 78.7, 0.10, 0.505,
+         0.000, 11.6, 32),
+        ("qwen3p8-max", "2026-08", 2400, 95, True, False, None, 78.0, 0.36, 0.521, 0.037, 11.7, 30),
+        ("nemotron-3-ultra", "2026-06", 549, 55, True, False, None, 76.8, 0.76, 0.558, 0.044, 14.2, 28),
+        ("llama3.1-70b", "2024-07", 70.6, 70.6, False, False,
+         "fireworks_ai/accounts/fireworks/models/llama-v3p1-70b-instruct", 70.0, 0.55, 0.632, 0.016, 22.8, 14),
+        ("gemini-3.7-flash", "2026-08", None, None, True, False, None, 69.5, 0.45, 0.615, 0.026, 23.4, 34),
+        ("gpt-oss-20b", "2025-08", 20.9, 3.6, True, True, "fireworks_ai/accounts/fireworks/models/gpt-oss-20b",
+         68.7, 1.01, 0.625, 0.056, 21.7, 31),
+        ("gemma-4-31b", "2026-03", 32.2, 32.2, True, False, None, 68.1, 0.15, 0.657, 0.023, 27.4, 14),
+        ("deepseek-v4-pro", "2026-08", 1600, 49, True, False, None, 67.0, 0.67, 0.505, 0.045, 20.4, 23),
+        ("mistral-large2", "2024-07", 123, 123, False, False, None, 64.8, 0.40, 0.717, 0.014, 28.1, 12),
+        ("nemotron-lightning-3.5", "2026-08", 32, 3, True, True, None, 62.4, 0.93, 0.705, 0.060, 28.6, 22),
+        ("gemini-3.5-flash-lite", "2026-07", None, None, False, False, None, 56.1, 0.68, 0.723, 0.055, 36.3, 16),
+        ("llama4-maverick", "2025-04", 400, 17, False, False,
+         "fireworks_ai/accounts/fireworks/models/llama4-maverick-instruct-basic", 55.6, 1.56, 0.765, 0.039, 35.9, 15),
+        ("llama3.1-8b", "2024-07", 8.0, 8.0, False, False,
+         "fireworks_ai/accounts/fireworks/models/llama-v3p1-8b-instruct", 43.1, 0.47, 0.622, 0.005, 43.7, 12),
+        ("qwen3-1p7b", "2025-04", 2.0, 2.0, True, False, "fireworks_ai/accounts/fireworks/models/qwen3-1p7b", 42.8,
+         0.35, 0.760, 0.076, 31.9, 15),
+        ("qwen3-4b", "2025-08", 4.4, 4.4, False, False, "fireworks_ai/accounts/fireworks/models/qwen3-4b", 36.8,
+         0.65, 0.804, 0.029, 56.9, 17),
+    ]
+)  # fmt: skip
+
+KNOWN_PROPERTIES: dict[str, dict] = {
+    **{name: dict(_REFERENCE) for name in HEURISTIC_VARIANTS},
+    "llamacpp/smollm2-135m-instruct": _p(0.135, 0.135, True, False, 8, "2024-11", "smollm2"),
+    "llamacpp/qwen2.5-coder-1.5b-instruct": _p(1.54, 1.54, True, False, 32, "2024-11", "qwen2.5"),
+    "anthropic/claude-sonnet-4-5": _p(None, None, False, False, 200, "2025-09", "claude"),
+    "openai/gpt-4o": _p(None, None, False, False, 128, "2024-05", "gpt-4o"),
+    "openai/gpt-4o-mini": _p(None, None, False, False, 128, "2024-07", "gpt-4o"),
+    **{r["name"]: _p(r["total_params_b"], r["active_params_b"], r["total_params_b"] is not None, r["reasoning"],
+                     None, r["release"], re.split(r"[-.]|\d", r["name"])[0] or r["name"]) for r in PAPER_ROSTER},
+}  # fmt: skip
+PAPER_PIPELINE = tuple(r["name"] for r in PAPER_ROSTER if r["in_pipeline"])
+OFFLINE_EVALUATORS = ("heuristic", "heuristic-coarse", "heuristic-lenient", "heuristic-noisy",
+                      "llamacpp/smollm2-135m-instruct", "llamacpp/qwen2.5-coder-1.5b-instruct")  # fmt: skip
+
+_SPEC_KEYS = {"name", "backbone", "properties", "in_pipeline", "aliases", "params"}
+_RELEASE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+def _check_properties(props: Mapping, where: str) -> dict:
+    if not isinstance(props, Mapping):
+        raise ValueError(f"{where}.properties: a mapping of {list(PROPERTY_KEYS)} is needed, got {props!r}")
+    extra = set(props) - set(PROPERTY_KEYS)
+    if extra:
+        raise ValueError(f"{where}.properties: unknown keys {sorted(extra)}; allowed: {list(PROPERTY_KEYS)}")
+    for k, v in props.items():
+        if v is None:
+            continue
+        if k in ("total_params_b", "active_params_b", "context_k") and (
+            isinstance(v, bool) or not isinstance(v, int | float) or v < 0
+        ):
+            raise ValueError(
+                f"{where}.properties.{k}: a non-negative number (or null when unpublished), got {v!r}"
+            )
+        if k in ("open_weight", "reasoning") and not isinstance(v, bool):
+            raise ValueError(f"{where}.properties.{k}: true or false, got {v!r}")
+        if k == "release" and not (isinstance(v, str) and _RELEASE.match(v)):
+            raise ValueError(f'{where}.properties.release: a month "YYYY-MM", got {v!r}')
+        if k == "family" and not isinstance(v, str):
+            raise ValueError(f"{where}.properties.family: a string, got {v!r}")
+    return dict(props)
+
+
+def evaluator_spec(entry: str | Mapping | EvaluatorSpec, where: str = "evaluator") -> EvaluatorSpec:
+    """One :class:`EvaluatorSpec` from a name (a heuristic variant or a backbone) or a mapping (see
+    the module docstring); properties default to :data:`KNOWN_PROPERTIES` of the name or backbone."""
+    if isinstance(entry, EvaluatorSpec):
+        return entry
+    if isinstance(entry, str):
+        if not entry.strip():
+            raise ValueError(f"{where}: an empty evaluator name")
+        if entry in HEURISTIC_VARIANTS:
+            return EvaluatorSpec(entry, HEURISTIC, dict(KNOWN_PROPERTIES[entry]))
+        return EvaluatorSpec(entry, entry, dict(KNOWN_PROPERTIES.get(entry, {})))
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: an evaluator is a name or a mapping with 'backbone', got {entry!r}")
+    extra = set(entry) - _SPEC_KEYS
+    if extra:
+        raise ValueError(f"{where}: unknown keys {sorted(extra)}; allowed: {sorted(_SPEC_KEYS)}")
+    name = entry.get("name")
+    backbone = entry.get("backbone")
+    if backbone is None and name in HEURISTIC_VARIANTS:
+        backbone = HEURISTIC
+    if not isinstance(backbone, str) or not backbone:
+        raise ValueError(
+            f"{where}: 'backbone' (a backbone name, or 'heuristic') is required, got {backbone!r}"
+        )
+    name = name or backbone
+    if backbone == HEURISTIC and name not in HEURISTIC_VARIANTS:
+        raise ValueError(f"{where}: heuristic evaluators are {sorted(HEURISTIC_VARIANTS)}, got name {name!r}")
+    props = {**KNOWN_PROPERTIES.get(backbone, {}), **KNOWN_PROPERTIES.get(name, {})}
+    props.update(_check_properties(entry.get("properties") or {}, where))
+    aliases = entry.get("aliases") or ()
+    if isinstance(aliases, str) or not all(isinstance(a, str) for a in aliases):
+        raise ValueError(f"{where}.aliases: a list of names, got {aliases!r}")
+    in_pipeline = entry.get("in_pipeline", False)
+    if not isinstance(in_pipeline, bool):
+        raise ValueError(f"{where}.in_pipeline: true or false, got {in_pipeline!r}")
+    params = entry.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ValueError(f"{where}.params: a mapping of generation settings, got {params!r}")
+    return EvaluatorSpec(str(name), backbone, props, in_pipeline, tuple(aliases), dict(params))
+
+
+def evaluator_specs(entries: Iterable, where: str = "padme.evaluators") -> list[EvaluatorSpec]:
+    """Specs from a list of entries; names must be distinct."""
+    if isinstance(entries, str | Mapping | EvaluatorSpec):
+        entries = [entries]
+    specs = [evaluator_spec(e, f"{where}[{i}]") for i, e in enumerate(entries)]
+    names = [s.name for s in specs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"{where}: duplicate evaluator names {dup}; give each entry a distinct 'name'")
+    return specs
+
+
+def evaluators_from_profile(
+    profile, key: str = "padme.evaluators", default=OFFLINE_EVALUATORS
+) -> list[EvaluatorSpec]:
+    """Evaluator specs from a loaded :class:`shopbench.config.Profile` (errors name the file and key)."""
+    entries = profile.get(key, list(default), kind=list)
+    try:
+        return evaluator_specs(entries, where=key)
+    except ValueError as e:
+        raise profile.error(key, str(e)) from None
+
+
+def properties_frame(evaluators: Iterable) -> pd.DataFrame:
+    """Table 4 properties, one row per evaluator (index = name): numbers as floats, booleans as 0/1,
+    ``release`` as ``release_year`` (year + (month − 1)/12), ``family`` as text, ``in_pipeline``."""
+    rows = {}
+    for s in evaluator_specs(evaluators, where="evaluators"):
+        p = s.properties
+        rel = p.get("release")
+        rows[s.name] = {
+            **{k: (np.nan if p.get(k) is None else float(p[k])) for k in
+               ("total_params_b", "active_params_b", "open_weight", "reasoning", "context_k")},
+            "release_year": int(rel[:4]) + (int(rel[5:7]) - 1) / 12 if rel else np.nan,
+            "family": p.get("family"), "in_pipeline": s.in_pipeline,
+        }  # fmt: skip
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("evaluator")
+
+
+def paper_roster_specs() -> list[EvaluatorSpec]:
+    """The paper's 25 evaluators (Table 18) as specs; ``backbone`` is the litellm name or the paper's name."""
+    return [
+        EvaluatorSpec(
+            r["name"],
+            r["litellm"] or r["name"],
+            dict(KNOWN_PROPERTIES[r["name"]]),
+            r["in_pipeline"],
+            (r["name"],),
+        )  # fmt: skip
+        for r in PAPER_ROSTER
+    ]
+
+
+def paper_table18() -> pd.DataFrame:
+    """The reported Table 18 statistics (fractions, like :func:`~shopbench.metrics.meta_eval.evaluator_summary`)
+    joined with the roster's properties; index = evaluator."""
+    df = pd.DataFrame(PAPER_ROSTER).set_index("name").rename_axis("evaluator")
+    out = pd.DataFrame({
+        "accuracy": df["accuracy_pct"] / 100, "accuracy_sd": df["accuracy_sd_pct"] / 100, "leniency": df["leniency"],
+        "score_sd": df["score_sd"], "tie_rate": df["tie_pct"] / 100, "distinct_scores": df["distinct_scores"],
+    })  # fmt: skip
+    props = properties_frame(paper_roster_specs())
+    return out.join(props)
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+_BEHAVIOUR = re.compile(r"<behaviour>.*?</behaviour>", re.S)
+
+
+def _text(content) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more chars]"
+
+
+def _calls(m: dict) -> list[tuple[str, Any]]:
+    out = []
+    for c in m.get("tool_calls") or []:
+        if not isinstance(c, dict):
+            continue
+        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        args = fn.get("arguments", {})
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError:
+                pass
+        out.append((str(fn.get("name") or "?"), args))
+    return out
+
+
+def _call_text(name: str, args: Any, limit: int) -> str:
+    if isinstance(args, dict):
+        inner = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}" for k, v in args.items()
+        )
+    else:
+        inner = str(args)
+    return f"{name}({_cut(inner, limit)})"
+
+
+def render_trajectory(rollout: Rollout, max_result_chars: int = 600, max_args_chars: int = 300) -> str:
+    """The conversation as numbered turns for the H.5 ``{response}`` slot.
+
+    Each customer and agent message is a numbered turn; an agent's tool calls follow as
+    ``Agent calls name(k=v, ...)`` and each tool message as ``Tool result -> ...`` (whitespace
+    collapsed, values longer than the limits cut with a note). The system prompt is not part of the
+    conversation (it goes to :func:`reference_documents`)."""
+    lines: list[str] = []
+    turn = 0
+    for m in rollout.messages:
+        role = m.get("role")
+        if role == "system":
+            continue
+        if role == "user":
+            turn += 1
+            lines.append(f"[{turn}] Customer: {_text(m.get('content')).strip()}")
+        elif role == "assistant":
+            turn += 1
+            text = _text(m.get("content")).strip()
+            calls = _calls(m)
+            if text or not calls:
+                lines.append(f"[{turn}] Agent: {text}".rstrip())
+                lines += [f"    Agent calls {_call_text(n, a, max_args_chars)}" for n, a in calls]
+            else:
+                lines.append(f"[{turn}] Agent calls {_call_text(*calls[0], max_args_chars)}")
+                lines += [f"    Agent calls {_call_text(n, a, max_args_chars)}" for n, a in calls[1:]]
+        elif role == "tool":
+            lines.append(f"    Tool result -> {_cut(_text(m.get('content')), max_result_chars)}")
+        else:
+            raise ValueError(f"rollout {rollout.rollout_id}: message with unknown role {role!r}")
+    return "\n".join(lines)
+
+
+def _tool_line(t: Any) -> str:
+    if isinstance(t, str):
+        return f"- {t}"
+    fn = t.get("function", t) if isinstance(t, Mapping) else {}
+    params = fn.get("parameters") or {}
+    req = set(params.get("required") or [])
+    args = ", ".join(k if k in req else f"{k}?" for k in (params.get("properties") or {}))
+    desc = _cut(str(fn.get("description") or "").split("\n")[0], 200)
+    return f"- {fn.get('name', '?')}({args})" + (f": {desc}" if desc else "")
+
+
+def reference_documents(rollout: Rollout, tools: Sequence | None = None) -> str:
+    """The H.5 ``{prompt}`` slot: the agent's tools and policy, without the steering instruction.
+
+    The policy is the rollout's system prompt with every H.3 ``<behaviour>…</behaviour>`` block
+    removed (an unbalanced tag is an error: the steering must not reach the evaluator). Tools are
+    ``tools`` or ``rollout.meta["tools"]`` (OpenAI tool schemas or names); without either, the
+    names of the tools the agent called are listed."""
+    system = "\n\n".join(_text(m.get("content")) for m in rollout.messages if m.get("role") == "system")
+    policy = _BEHAVIOUR.sub("", system).strip()
+    if "<behaviour>" in policy or "</behaviour>" in policy:
+        raise ValueError(f"rollout {rollout.rollout_id}: unbalanced <behaviour> block in the system prompt; "
+                         "fix the steering wrapper so the instruction can be removed before evaluation")  # fmt: skip
+    tools = tools if tools is not None else rollout.meta.get("tools")
+    parts = []
+    if tools:
+        parts.append("Tools:\n" + "\n".join(_tool_line(t) for t in tools))
+    else:
+        called = sorted({n for m in rollout.messages if m.get("role") == "assistant" for n, _ in _calls(m)})
+        if called:
+            parts.append("Tools the agent called: " + ", ".join(called))
+    if policy:
+        parts.append("Policy:\n" + policy)
+    return "\n\n".join(parts) or "(none)"
+
+
+def load_prompt() -> str:
+    from ..paths import PROMPTS_DIR
+
+    path = PROMPTS_DIR / f"{PROMPT_NAME}.txt"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path}: the H.5 evaluator prompt is missing (restore it from the repository)"
+        )
+    return path.read_text(encoding="utf-8")
+
+
+def evaluator_messages(
+    rollout: Rollout, criterion: Criterion, template: str | None = None, **render
+) -> list[dict]:
+    """The H.5 prompt for one trajectory, as a single user message."""
+    text = (template or load_prompt()).format(
+        criterion_name=criterion.name, criterion_description=criterion.description,
+        prompt=reference_documents(rollout), response=render_trajectory(rollout, **render),
+    )  # fmt: skip
+    return [{"role": "user", "content": text}]
+
+
+# ---- scoring --------------------------------------------------------------------------------------
+def score_from_row(row: Mapping) -> dict:
+    """Score, status, parse error and reasoning from one gateway row; the score must be a number in
+    [0, 1] (a bool, a string, NaN or a value outside the range is a parse failure with a reason)."""
+    status = row.get("status")
+    out = {"score": np.nan, "status": status, "parse_error": row.get("parse_error"), "error": row.get("error"),
+           "reasoning": None}  # fmt: skip
+    if status != "ok":
+        if status not in ("parse_error", "error"):
+            out.update(status="error", error=f"unknown gateway status {status!r}")
+        return out
+    parsed = row.get("parsed")
+    if not isinstance(parsed, Mapping) or "score" not in parsed:
+        return {**out, "status": "parse_error", "parse_error": f"no 'score' in the output: {parsed!r}"[:300]}
+    s = parsed["score"]
+    reasoning = parsed.get("reasoning")
+    out["reasoning"] = reasoning if isinstance(reasoning, str) else None
+    if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
+        return {**out, "status": "parse_error", "parse_error": f"score is not a finite number: {s!r}"}
+    if not 0.0 <= s <= 1.0:
+        return {**out, "status": "parse_error", "parse_error": f"score {s!r} outside [0, 1]"}
+    return {**out, "score": float(s), "parse_error": None}
+
+
+def _seed_int(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def heuristic_scores(
+    variant: str, base: np.ndarray, rollout_ids: Sequence[str], run: int, seed: int = 0
+) -> np.ndarray:
+    """A reference evaluator's scores for one run from the heuristic scores ``base`` (see the module docstring)."""
+    if variant == "heuristic":
+        return base.copy()
+    if variant == "heuristic-coarse":
+        return np.round(base * 2) / 2
+    if variant == "heuristic-lenient":
+        return np.round(0.6 + 0.4 * base, 1)
+    if variant == "heuristic-noisy":
+        noise = np.array([np.random.default_rng(_seed_int(seed, variant, r, run)).normal(0, NOISY_SD)
+                          for r in rollout_ids])  # fmt: skip
+        return np.round(np.clip(base + noise, 0.0, 1.0), 2)
+    raise ValueError(f"unknown heuristic evaluator {variant!r}; known: {sorted(HEURISTIC_VARIANTS)}")
+
+
+def _criterion_resolver(criterion_of) -> Callable[[Rollout], Criterion]:
+    if callable(criterion_of) and not isinstance(criterion_of, Mapping):
+        return criterion_of
+    if isinstance(criterion_of, Mapping):
+
+        def resolve(r: Rollout) -> Criterion:
+            c = criterion_of.get(r.criterion)
+            if c is None:
+                raise ValueError(f"rollout {r.rollout_id}: criterion {r.criterion!r} is not in criterion_of "
+                                 f"(known: {sorted(criterion_of)}); add its Criterion")  # fmt: skip
+            return c
+
+        return resolve
+    raise TypeError(
+        f"criterion_of: a mapping name -> Criterion or a function of the rollout, got {criterion_of!r}"
+    )
+
+
+def _distinct_rollouts(rollouts: Iterable[Rollout]) -> list[Rollout]:
+    seen: dict[str, Rollout] = {}
+    for r in rollouts:
+        if not isinstance(r, Rollout):
+            raise TypeError(f"score_rollouts: expected Rollout objects, got {type(r).__name__}")
+        prev = seen.get(r.rollout_id)
+        if prev is None:
+            seen[r.rollout_id] = r
+        elif prev is not r and prev.messages != r.messages:
+            raise ValueError(
+                f"rollout id {r.rollout_id!r} is used by two different trajectories; ids must be unique"
+            )
+    return list(seen.values())
+
+
+def score_rollouts(
+    rollouts: Iterable[Rollout],
+    criterion_of: Mapping[str, Criterion] | Callable[[Rollout], Criterion],
+    evaluators: Iterable,
+    runs: int = 3,
+    gateway=None,
+    run_id: str = "padme-meta-eval",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    *,
+    seed: int = 0,
+    template: str | None = None,
+) -> pd.DataFrame:
+    """Score each distinct rollout once per (evaluator, run); one row per (evaluator, rollout, run).
+
+    ``rollouts`` may repeat (a rollout in several pairs is scored once). ``criterion_of`` maps a
+    rollout's criterion name to its :class:`Criterion` (or is a function of the rollout).
+    ``evaluators``: specs, names or mappings (:func:`evaluator_specs`). LM evaluators need
+    ``gateway``; each is one ``gateway.run`` under run id ``f"{run_id}-{name}"`` with all its
+    ``len(rollouts) × runs`` calls (``repeat = run``). Columns: :data:`SCORE_COLUMNS`."""
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    specs = evaluator_specs(evaluators, where="evaluators")
+    items = _distinct_rollouts(rollouts)
+    resolve = _criterion_resolver(criterion_of)
+    crits = [resolve(r) for r in items]
+    ids = [r.rollout_id for r in items]
+    base = None
+    if any(s.is_heuristic for s in specs):
+        from .heuristics import criterion_score
+
+        base = np.array([criterion_score(r, c) for r, c in zip(items, crits, strict=True)], dtype=float)
+    llm = [s for s in specs if not s.is_heuristic]
+    if llm and gateway is None:
+        raise ValueError(
+            f"LM evaluators {[s.name for s in llm]} need a gateway (score_rollouts(..., gateway=gw))"
+        )
+    msgs = None
+    if llm:
+        tpl = template or load_prompt()
+        msgs = [evaluator_messages(r, c, tpl) for r, c in zip(items, crits, strict=True)]
+    frames = []
+    for s in specs:
+        common = {"evaluator": s.name, "backbone": s.backbone}
+        if s.is_heuristic:
+            for run in range(runs):
+                frames.append(pd.DataFrame({
+                    **common, "rollout_id": ids, "criterion": [c.name for c in crits], "run": run,
+                    "score": heuristic_scores(s.name, base, ids, run, seed), "status": "ok", "parse_error": None,
+                    "error": None, "reasoning": HEURISTIC_VARIANTS[s.name], "prompt_tokens": 0,
+                    "completion_tokens": 0, "cost_usd": 0.0, "cache_hit": False,
+                }))  # fmt: skip
+            continue
+        params = {
+            k: v for k, v in {"max_tokens": max_tokens, "temperature": 0, **s.params}.items() if v is not None
+        }
+        calls = [gateway.call(s.backbone, rid, m, schema=SCORE_SCHEMA, schema_name="evaluation", params=params,
+                              repeat=run)
+                 for run in range(runs) for rid, m in zip(ids, msgs, strict=True)]  # fmt: skip
+        rows = gateway.run(calls, run_id=f"{run_id}-{s.name}", desc=f"evaluator {s.name}")
+        recs = []
+        for k, row in enumerate(rows):
+            i = k % len(items)
+            recs.append({**common, "rollout_id": ids[i], "criterion": crits[i].name, "run": k // len(items),
+                         **score_from_row(row), "prompt_tokens": row.get("prompt_tokens"),
+                         "completion_tokens": row.get("completion_tokens"), "cost_usd": row.get("cost_usd"),
+                         "cache_hit": bool(row.get("cache_hit"))})  # fmt: skip
+        frames.append(pd.DataFrame(recs, columns=list(SCORE_COLUMNS)))
+    if not frames:
+        return pd.DataFrame(columns=list(SCORE_COLUMNS))
+    out = pd.concat(frames, ignore_index=True)[list(SCORE_COLUMNS)]
+    out["score"] = out["score"].astype(float)
+    return out
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "EvaluatorSpec", "HEURISTIC", "HEURISTIC_VARIANTS", "KNOWN_PROPERTIES", "NOISY_SD",
+           "OFFLINE_EVALUATORS", "PAPER_PIPELINE", "PAPER_ROSTER", "PROMPT_NAME", "PROPERTY_KEYS", "SCORE_COLUMNS",
+           "SCORE_SCHEMA", "evaluator_messages", "evaluator_spec", "evaluator_specs", "evaluators_from_profile",
+           "heuristic_scores", "load_prompt", "paper_roster_specs", "paper_table18", "properties_frame",
+           "reference_documents", "render_trajectory", "score_from_row", "score_rollouts"]  # fmt: skip
