@@ -24,3 +24,23 @@ def profile_dir(profile: str) -> Path:
 def default_cache_dir() -> Path:
     """The model-call cache is shared by all profiles (keys hold the full request)."""
     return Path(os.environ.get("SHOPBENCH_CACHE_DIR") or outputs_root() / "cache")
+
+
+def strip_header(text: str) -> str:
+    """A prompt template without its leading ``#`` comment lines (and one blank line after them):
+    prompt files start with a header that says where the text comes from."""
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines) and lines[i].startswith("#"):
+        i += 1
+    if i and i < len(lines) and not lines[i].strip():
+        i += 1
+    return "".join(lines[i:])
+
+
+def load_prompt(stem: str, needed_by: str = "this step") -> str:
+    """``prompts/<stem>.txt`` with its header stripped; a missing file names itself and its user."""
+    path = PROMPTS_DIR / f"{stem}.txt"
+    if not path.exists():
+        raise FileNotFoundError(f"no prompt file {path}; {needed_by} needs prompts/{stem}.txt")
+    return strip_header(path.read_text(encoding="utf-8"))

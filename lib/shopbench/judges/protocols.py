@@ -66,6 +66,7 @@ from ..context import Prompt
 from ..paceshop import taxonomy
 from ..paceshop.response_xml import to_struct_json
 from ..paceshop.schema import Record
+from ..paths import strip_header  # re-exported: judges strip their templates' headers
 
 # ---- closed label sets -------------------------------------------------------------------------
 NONE = "NONE"
@@ -402,17 +403,6 @@ def get_protocol(protocol: str | Protocol) -> Protocol:
 
 
 # ---- templates ---------------------------------------------------------------------------------
-def strip_header(text: str) -> str:
-    """The template without its leading ``#`` comment lines (and one blank line after them)."""
-    lines = text.splitlines(keepends=True)
-    i = 0
-    while i < len(lines) and lines[i].startswith("#"):
-        i += 1
-    if i and i < len(lines) and not lines[i].strip():
-        i += 1
-    return "".join(lines[i:])
-
-
 @cache
 def _template_file(stem: str) -> tuple[str, str]:
     from ..paths import PROMPTS_DIR

@@ -70,19 +70,10 @@ class SteeringError(ValueError):
 
 
 def load_prompt(stem: str) -> str:
-    """``prompts/<stem>.txt`` without its leading ``#`` header lines (and one blank line after them)."""
-    from shopbench.paths import PROMPTS_DIR
+    """``prompts/<stem>.txt`` without its header (see :func:`shopbench.paths.load_prompt`)."""
+    from shopbench.paths import load_prompt as _load
 
-    path = PROMPTS_DIR / f"{stem}.txt"
-    if not path.exists():
-        raise FileNotFoundError(f"no prompt file {path}; PADMÉ needs prompts/{stem}.txt")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    i = 0
-    while i < len(lines) and lines[i].startswith("#"):
-        i += 1
-    if i and i < len(lines) and not lines[i].strip():
-        i += 1
-    return "".join(lines[i:])
+    return _load(stem, "PADMÉ")
 
 
 def _norm(s: str) -> str:

@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..paths import PROMPTS_DIR
+from ..paths import load_prompt as _load_prompt
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import Directive, GoalItem, Scenario, ShopProduct, ToolCall, Turn, UserReply
 
@@ -85,18 +85,8 @@ class UserSimulator(Protocol):
 
 
 def load_prompt(stem: str) -> str:
-    """``prompts/<stem>.txt`` without its leading ``#`` header lines (and one blank line after them):
-    the same rule as ``shopbench.judges.protocols.strip_header``, without importing the judges."""
-    path = PROMPTS_DIR / f"{stem}.txt"
-    if not path.exists():
-        raise FileNotFoundError(f"no prompt file {path}; the shop simulator needs prompts/{stem}.txt")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    i = 0
-    while i < len(lines) and lines[i].startswith("#"):
-        i += 1
-    if i and i < len(lines) and not lines[i].strip():
-        i += 1
-    return "".join(lines[i:])
+    """``prompts/<stem>.txt`` without its header (see :func:`shopbench.paths.load_prompt`)."""
+    return _load_prompt(stem, "the shop simulator")
 
 
 # ---- persona --------------------------------------------------------------------------------
