@@ -505,3 +505,14 @@ def test_litellm_context_window_exceeded():
     finally:
         litellm.custom_provider_map = saved
         handler.close()
+
+
+def test_grammar_schema_caps_long_strings_only_for_the_grammar():
+    from shopbench.llm.llamacpp import GRAMMAR_MAX_LENGTH, _response_format
+
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 1500},
+              "b": {"type": "array", "items": {"type": "string", "maxLength": 40}}}}  # fmt: skip
+    rf = _response_format({"type": "json_schema", "json_schema": {"name": "x", "schema": schema}})
+    assert rf["schema"]["properties"]["a"]["maxLength"] == GRAMMAR_MAX_LENGTH
+    assert rf["schema"]["properties"]["b"]["items"]["maxLength"] == 40
+    assert schema["properties"]["a"]["maxLength"] == 1500  # the caller's contract is untouched

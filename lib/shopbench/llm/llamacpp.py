@@ -611,7 +611,35 @@ def _bad_request(message: str, model: str = "") -> Exception:
     return _litellm().exceptions.BadRequestError(message=message, model=model, llm_provider=PROVIDER)
 
 
+# llama.cpp's grammar parser refuses a repetition longer than about 1,000 ("number of rules that are
+# going to be repeated multiplied by the new repetition exceeds sane defaults"), which a JSON-schema
+# string with maxLength 1,200 already needs. The grammar gets a tighter bound; the contract itself is
+# unchanged (outputs are validated against the caller's schema, and the cache key holds that schema).
+GRAMMAR_MAX_LENGTH = 800
+
+
+def _grammar_schema(schema: Any) -> Any:
+    """``schema`` with every ``maxLength`` above :data:`GRAMMAR_MAX_LENGTH` lowered to it."""
+    if isinstance(schema, dict):
+        out = {k: _grammar_schema(v) for k, v in schema.items()}
+        if isinstance(out.get("maxLength"), int) and out["maxLength"] > GRAMMAR_MAX_LENGTH:
+            out["maxLength"] = GRAMMAR_MAX_LENGTH
+        if isinstance(out.get("minLength"), int) and out["minLength"] > GRAMMAR_MAX_LENGTH:
+            out["minLength"] = GRAMMAR_MAX_LENGTH
+        return out
+    if isinstance(schema, list):
+        return [_grammar_schema(v) for v in schema]
+    return schema
+
+
 def _response_format(rf: Any) -> dict[str, Any] | None:
+    out = _response_format_raw(rf)
+    if out and "schema" in out:
+        out["schema"] = _grammar_schema(out["schema"])
+    return out
+
+
+def _response_format_raw(rf: Any) -> dict[str, Any] | None:
     if rf is None:
         return None
     if hasattr(rf, "model_json_schema"):  # a pydantic model class
