@@ -86,6 +86,31 @@ def load_minilm(device: str = "cpu") -> Any:
         ) from e
 
 
+def bm25_index(docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> tuple[CountVectorizer, sp.csr_matrix]:
+    """Okapi BM25 weights of ``docs``: the fitted vectorizer and a (terms x docs) matrix, so a
+    (queries x terms) binary matrix times it gives (queries x docs) scores. Shared by the evidence
+    pools and the shop environment's search."""
+    vec = CountVectorizer(analyzer=_analyze, dtype=np.float64)
+    x = vec.fit_transform(list(docs)).tocsr()
+    n_docs = x.shape[0]
+    dl = np.asarray(x.sum(axis=1)).ravel()
+    avgdl = float(dl.mean()) or 1.0
+    df = np.bincount(x.indices, minlength=x.shape[1])
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    rows = np.repeat(np.arange(n_docs), np.diff(x.indptr))
+    tf = x.data
+    w = idf[x.indices] * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl[rows] / avgdl))
+    return vec, sp.csr_matrix((w, x.indices, x.indptr), shape=x.shape).T.tocsr()
+
+
+def encode_normalized(encoder: Any, texts: Sequence[str]) -> np.ndarray:
+    """Unit-length sentence embeddings (float32) of ``texts`` from a sentence-transformers encoder."""
+    emb = encoder.encode(list(texts), normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
+    emb = np.asarray(emb, dtype=np.float32)
+    norm = np.linalg.norm(emb, axis=1, keepdims=True)
+    return emb / np.where(norm == 0, 1.0, norm)
+
+
 class EvidenceIndex:
     """Retrieval over a catalog: ``search`` ranks products for a query, ``pool`` builds its evidence pool.
 
@@ -128,25 +153,10 @@ class EvidenceIndex:
 
     # ---- scoring ------------------------------------------------------------------------------
     def _build_bm25(self, k1: float, b: float) -> None:
-        self._vec = CountVectorizer(analyzer=_analyze, dtype=np.float64)
-        x = self._vec.fit_transform([_doc_text(p) for p in self.products]).tocsr()
-        n_docs = x.shape[0]
-        dl = np.asarray(x.sum(axis=1)).ravel()
-        avgdl = float(dl.mean()) or 1.0
-        df = np.bincount(x.indices, minlength=x.shape[1])
-        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-        rows = np.repeat(np.arange(n_docs), np.diff(x.indptr))
-        tf = x.data
-        w = idf[x.indices] * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl[rows] / avgdl))
-        # terms x docs, so a (queries x terms) binary matrix times it gives (queries x docs) scores
-        self._w = sp.csr_matrix((w, x.indices, x.indptr), shape=x.shape).T.tocsr()
+        self._vec, self._w = bm25_index([_doc_text(p) for p in self.products], k1, b)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        emb = self._encoder.encode(list(texts), normalize_embeddings=True, show_progress_bar=False,
-                                   convert_to_numpy=True)  # fmt: skip
-        emb = np.asarray(emb, dtype=np.float32)
-        norm = np.linalg.norm(emb, axis=1, keepdims=True)
-        return emb / np.where(norm == 0, 1.0, norm)
+        return encode_normalized(self._encoder, texts)
 
     def _score_block(self, queries: Sequence[str]) -> np.ndarray:
         if self.method == "bm25":

@@ -27,10 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.feature_extraction.text import TfidfVectorizer
 
-from ..catalog.retrieval import _analyze, load_minilm
+from ..catalog.retrieval import _analyze, bm25_index, encode_normalized, load_minilm
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import ShopProduct, ToolCall, Variant
 
@@ -86,25 +85,11 @@ class Store:
 
     # ---- index --------------------------------------------------------------------------------
     def _build_bm25(self, docs: list[str]) -> None:
-        vec = CountVectorizer(analyzer=_analyze, dtype=np.float64)
-        x = vec.fit_transform(docs).tocsr()
-        n_docs = x.shape[0]
-        dl = np.asarray(x.sum(axis=1)).ravel()
-        avgdl = float(dl.mean()) or 1.0
-        df = np.bincount(x.indices, minlength=x.shape[1])
-        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-        rows = np.repeat(np.arange(n_docs), np.diff(x.indptr))
-        tf = x.data
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl[rows] / avgdl)
-        w = idf[x.indices] * tf * (BM25_K1 + 1.0) / (tf + norm)
+        vec, self._w = bm25_index(docs, BM25_K1, BM25_B)  # terms x docs
         self._vocab: dict[str, int] = vec.vocabulary_
-        self._w = sp.csr_matrix((w, x.indices, x.indptr), shape=x.shape).T.tocsr()  # terms x docs
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        emb = np.asarray(self._encoder.encode(list(texts), normalize_embeddings=True, show_progress_bar=False,
-                                              convert_to_numpy=True), dtype=np.float32)  # fmt: skip
-        norm = np.linalg.norm(emb, axis=1, keepdims=True)
-        return emb / np.where(norm == 0, 1.0, norm)
+        return encode_normalized(self._encoder, texts)
 
     def _scores(self, query: str) -> np.ndarray | None:
         """Relevance of every product (``None``: the query has no searchable term)."""
