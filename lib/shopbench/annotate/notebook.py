@@ -139,7 +139,7 @@ pairs (with their hidden labels) and the stored answers."""
 
 PARAMS = """profile = "smoke"  # a name in params/ or a path to a YAML file
 annotator = "demo"  # answers go to <store_dir>/<annotator>.jsonl
-source = "paceshop"  # "paceshop" (GOOD vs BAD siblings) or "tau_bench" (task-resolution pairs)
+source = "paceshop"  # "paceshop" (GOOD vs BAD siblings), "tau_bench" (task-resolution pairs) or "padme" (notebook 40)
 tau_bench_path = "{tau}"  # relative to notebooks/, or absolute
 store_dir = None  # None: outputs/<profile>/annotations/
 n_pairs = {n}"""
