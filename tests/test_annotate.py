@@ -147,7 +147,8 @@ WRITER = textwrap.dedent("""
 
 def _writer(tmp_path, annotator, n):
     script = tmp_path / "writer_script.py"
-    script.write_text(WRITER)
+    if not script.exists():  # rewriting it while an earlier writer starts could hand that one an empty file
+        script.write_text(WRITER)
     return subprocess.Popen([sys.executable, str(script), str(tmp_path / "store"), annotator, str(n)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
 
