@@ -343,7 +343,9 @@ class Gateway:
             kwargs["response_format"] = c.response_format
             b = self._backbone_for(c)
             if b is not None and b.server == "llamacpp":  # llama_cpp.server takes json_object + schema
-                kwargs["response_format"] = {"type": "json_object", "schema": c.schema}
+                from .llamacpp import _grammar_schema  # its grammar parser needs the same length cap
+
+                kwargs["response_format"] = {"type": "json_object", "schema": _grammar_schema(c.schema)}
         if c.tools:
             kwargs["tools"] = list(c.tools)
         if c.api_base:
