@@ -146,16 +146,17 @@ def _s2_stats(p: pd.DataFrame) -> pd.DataFrame:
     return _frame(p, n_bad=m, tp=tp, n_good=good, fa=good & (~ok | in_c))
 
 
-def _s2_combine(s):
-    j, raw, tpr, fpr = _youden(s["tp"], s["n_bad"], s["fa"], s["n_good"])
-    return {
-        "s2_j_strict": j,
-        "j_raw": raw,
-        "tpr": tpr,
-        "fpr": fpr,
-        "n_bad": s["n_bad"],
-        "n_good": s["n_good"],
-    }
+def _j_strict_combine(name: str):
+    """The combine step shared by the J-strict metrics: Youden's J of the TP and false-alarm counts."""
+
+    def combine(s):
+        j, raw, tpr, fpr = _youden(s["tp"], s["n_bad"], s["fa"], s["n_good"])
+        return {name: j, "j_raw": raw, "tpr": tpr, "fpr": fpr, "n_bad": s["n_bad"], "n_good": s["n_good"]}
+
+    return combine
+
+
+_s2_combine = _j_strict_combine("s2_j_strict")
 
 
 def s2_j_strict_spec() -> MetricSpec:
@@ -265,16 +266,7 @@ def _s4_stats(p: pd.DataFrame) -> pd.DataFrame:
     return _frame(p, n_bad=m, tp=tp, n_good=good, fa=good & (~ok | ((fam != NONE) & conf_ok)))
 
 
-def _s4_combine(s):
-    j, raw, tpr, fpr = _youden(s["tp"], s["n_bad"], s["fa"], s["n_good"])
-    return {
-        "s4_j_strict": j,
-        "j_raw": raw,
-        "tpr": tpr,
-        "fpr": fpr,
-        "n_bad": s["n_bad"],
-        "n_good": s["n_good"],
-    }
+_s4_combine = _j_strict_combine("s4_j_strict")
 
 
 def s4_j_strict_spec() -> MetricSpec:
