@@ -21,8 +21,7 @@ _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
 _SECRET_VALUE = re.compile(r"\b(sk-(ant-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16})\b")
 
 
-class ParamError(ValueError):
-    """A parameter file is unreadable or a key in it is missing or of the wrong kind."""
+from .errors import ParamError  # noqa: E402  (re-exported: the profile's error type)
 
 
 @dataclass
