@@ -3,7 +3,7 @@
 ``python -m shopbench.testing.tables_diff snapshot outputs/smoke/paper/tables /tmp/base-smoke``
 copies every ``*.csv``; ``... compare /tmp/base-smoke outputs/smoke/paper/tables`` prints each table
 that differs (cell by cell, floats to 1e-9 relative), each missing or new table, and exits 1 if
-any differ. Columns that hold wall-clock times, dates or latencies are ignored (``IGNORED``).
+any differ. Columns that hold wall-clock times, dates, latencies or cache hits are ignored (``IGNORED``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import shutil
 import sys
 from pathlib import Path
 
-IGNORED = re.compile(r"(^|_)(date|time|wall|latency|elapsed|seconds|secs|s_per|per_s|commit)(_|$)|_s$", re.I)
+IGNORED = re.compile(
+    r"(^|_)(date|time|wall|latency|elapsed|seconds|secs|s_per|per_s|commit|cache|cache_hits|hit_rate|attempts|path)(_|$)|_s$", re.I
+)
 
 
 def snapshot(src: Path, dest: Path) -> int:
@@ -47,7 +49,8 @@ def _frame_diff(a_path: Path, b_path: Path, rtol: float) -> list[str]:
             xv, yv = x.to_numpy(float), y.to_numpy(float)
             bad = ~(np.isclose(xv, yv, rtol=rtol, atol=1e-12, equal_nan=True))
         else:
-            bad = (x.astype(str) != y.astype(str)).to_numpy()
+            both_na = (x.isna() & y.isna()).to_numpy()
+            bad = (x.astype(object).astype(str) != y.astype(object).astype(str)).to_numpy() & ~both_na
         for i in np.flatnonzero(bad)[:5]:
             out.append(f"row {i} column {c!r}: {x.iloc[i]!r} -> {y.iloc[i]!r}")
         if bad.sum() > 5:
