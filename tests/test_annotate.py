@@ -632,3 +632,54 @@ def test_study_pairs_panels_from_the_profile(capsys):
     assert "in no panel" in capsys.readouterr().out
     with pytest.raises(ValueError, match="source must be"):
         study_pairs(Ctx(), "csv", None, 10)
+
+
+def test_shared_context_shown_once_above_the_sides(tmp_path, paceshop_records):
+    """Issue 16 §4: the shopper block and query of a PACEShop pair appear once, above both sides."""
+    from shopbench.annotate.widget import annotate
+
+    pair = pairs_from_paceshop(paceshop_records, n=1, seed=2)[0]
+    w = annotate([pair], "ann", tmp_path, seed=1)
+    content = w.session.content()
+    assert content["shared"].count("Shopper query:") == 1 and "Shopper:" in content["shared"]
+    assert "Shopper query:" not in content["left"] and "Shopper query:" not in content["right"]
+    conv = annotate(synthetic_pairs(1, seed=0), "ann2", tmp_path, seed=1)
+    c2 = conv.session.content()
+    assert c2["shared"] == ""  # conversations carry their own context
+
+
+def test_developer_notes_go_to_the_server_log_under_voila(monkeypatch, capsys):
+    from shopbench.annotate import notebook as nb
+
+    monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:1/")
+    err = []
+    monkeypatch.setattr(nb.sys, "__stderr__", type("E", (), {"write": lambda s, t: err.append(t), "flush": lambda s: None})())
+    nb.note("no PACEShop build in /some/local/path")
+    assert capsys.readouterr().out == "" and "/some/local/path" in "".join(err)
+    monkeypatch.delenv("VOILA_REQUEST_URL")
+    nb.note("shown in a notebook")
+    assert "note: shown in a notebook" in capsys.readouterr().out
+
+
+def test_offline_voila_template_has_no_remote_assets(tmp_path):
+    from shopbench.annotate.serve import OFFLINE_TEMPLATE, offline_template, voila_argv
+
+    root = offline_template(tmp_path)
+    text = (root / "voila" / "templates" / OFFLINE_TEMPLATE / "index.html.j2").read_text()
+    assert "cdn.jsdelivr" not in text and 'href="https://' not in text and "{{ super() }}" in text
+    assert f"--VoilaConfiguration.template={OFFLINE_TEMPLATE}" in voila_argv("nb.ipynb", 1234)
+
+
+def test_annotate_uses_the_profile_built_last(tmp_path, monkeypatch):
+    import os
+
+    from shopbench.annotate.serve import last_built_profile
+
+    monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path))
+    assert last_built_profile() is None
+    for i, name in enumerate(["paper", "smoke"]):
+        run = tmp_path / name / "paper" / "run.json"
+        run.parent.mkdir(parents=True)
+        run.write_text("{}")
+        os.utime(run, (1_000_000 + i, 1_000_000 + i))
+    assert last_built_profile() == "smoke"

@@ -95,8 +95,9 @@ def test_annotate_in_a_real_browser(voila):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.set_default_timeout(20_000)
-            errors = []
+            errors, requests = [], []
             page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
             page.goto(url + "?annotator=alice")
             root = page.locator("[data-testid=annotate-root]")
             expect(root).to_have_attribute("data-screen", "instructions", timeout=90_000)  # kernel start + notebook
@@ -150,6 +151,12 @@ def test_annotate_in_a_real_browser(voila):
             press("n", screen="pair", pair_index="4")
             assert "side_a" not in page.content() and "side_b" not in page.content()
             assert not errors, errors
+            # offline-clean: every request goes to this machine (no CDN fonts, no analytics)
+            outside = [u for u in requests if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))]
+            assert requests and not outside, outside
+            # no developer notes or local paths on the annotator's screen (they go to the server log)
+            text = page.locator("body").inner_text()
+            assert "note:" not in text and str(ROOT) not in text and str(store) not in text
         finally:
             browser.close()
 

@@ -32,6 +32,17 @@ SMALL_PACESHOP = dict(seed=3, n_products=400, n_candidate_queries=240, n_queries
                       calibration_bad_per_family=1)  # fmt: skip
 
 
+def note(message: str) -> None:
+    """A note for the researcher: printed in a notebook, sent to the server log under Voila
+    (annotators never see developer notes or local paths)."""
+    from .serve import in_voila
+
+    if in_voila():
+        print(f"[annotate] note: {message}", file=sys.__stderr__, flush=True)
+    else:
+        print(f"note: {message}")
+
+
 def resolve(path: str | Path, base: Path = NOTEBOOKS_DIR) -> Path:
     """An absolute path as it is; a relative one against the notebooks folder (the notebook's cwd)."""
     p = Path(path).expanduser()
@@ -44,7 +55,7 @@ def _paceshop_records(ctx):
     out = ctx.data_dir / "paceshop"
     if (out / "manifest.json").exists():
         return load_records(out)
-    print(f"note: no PACEShop build in {out} (notebook 10 makes the profile's); using a small build made here")
+    note(f"no PACEShop build in {out} (notebook 10 makes the profile's); using a small build made here")
     return build(BuildConfig(**SMALL_PACESHOP), progress=False).records
 
 
@@ -68,20 +79,20 @@ def study_pairs(ctx, source: str, tau_bench_path: str | Path | None, n_pairs: in
         if path.exists():
             pairs = read_pairs(path)[: n_pairs or None]
         else:
-            print(f"note: no synthesized pairs at {path} (run notebook 40); annotating PACEShop pairs instead")
+            note(f"no synthesized pairs at {path} (run notebook 40); annotating PACEShop pairs instead")
             source = "paceshop"
     if source == "tau_bench":
         path = resolve(tau_bench_path or TAU_BENCH_DEFAULT)
         if path.exists():
             pairs = pairs_from_tau_bench(path, max_pairs=n_pairs, seed=ctx.seed)
         else:
-            print(f"note: tau-bench file {path} not found; annotating PACEShop pairs instead")
+            note(f"tau-bench file {path} not found; annotating PACEShop pairs instead")
             source = "paceshop"
     if source == "paceshop":
         try:
             pairs = pairs_from_paceshop(_paceshop_records(ctx), n=n_pairs, seed=ctx.seed)
         except (PairImportError, OSError, ValueError) as e:
-            print(f"note: no PACEShop pairs ({e}); annotating synthetic pairs instead")
+            note(f"no PACEShop pairs ({e}); annotating synthetic pairs instead")
             pairs = synthetic_pairs(n_pairs or 6, seed=ctx.seed)
     panels = ctx.param("panels", None, dict)
     if panels and annotator is not None:
@@ -91,7 +102,7 @@ def study_pairs(ctx, source: str, tau_bench_path: str | Path | None, n_pairs: in
         except KeyError:
             if strict:
                 raise
-            print(f"note: annotator {annotator!r} is in no panel of the profile; showing all {len(pairs)} pairs")
+            note(f"annotator {annotator!r} is in no panel of the profile; showing all {len(pairs)} pairs")
     return pairs
 
 

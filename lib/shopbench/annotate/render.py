@@ -87,7 +87,23 @@ def bold(text: str) -> str:
     return _BOLD.sub(r"<strong>\1</strong>", esc(text))
 
 
-def render_paceshop(v: PaceshopView) -> str:
+def render_context(v: PaceshopView) -> str:
+    """The shopper's query and profile: shown once above both sides when they share them."""
+    return (f'<div class="sb-ps-query"><b>Shopper query:</b> {esc(v.query)}</div>'
+            f'<div class="sb-ps-shopper"><b>Shopper:</b> {esc(v.persona.summary)}</div>')  # fmt: skip
+
+
+def shared_context(a: Item, b: Item) -> str | None:
+    """``render_context`` of a PACEShop pair whose two sides answer the same query for the same
+    shopper (GOOD/BAD siblings always do); ``None`` otherwise (each side then shows its own)."""
+    pa, pb = a.parsed(), b.parsed()
+    if isinstance(pa, PaceshopView) and isinstance(pb, PaceshopView):
+        if pa.query == pb.query and pa.persona.summary == pb.persona.summary:
+            return render_context(pa)
+    return None
+
+
+def render_paceshop(v: PaceshopView, with_context: bool = True) -> str:
     cats = []
     for i, c in enumerate(v.productCategoryList):
         q = v.category_search_queries[i] if i < len(v.category_search_queries) else ""
@@ -103,8 +119,7 @@ def render_paceshop(v: PaceshopView) -> str:
                          f"({esc(ev.brand)}, {esc(ev.source_field)})</span>: {esc(ev.snippet)}</li>")  # fmt: skip
     return "".join([
         '<div class="sb-ps">',
-        f'<div class="sb-ps-query"><b>Shopper query:</b> {esc(v.query)}</div>',
-        f'<div class="sb-ps-shopper"><b>Shopper:</b> {esc(v.persona.summary)}</div>',
+        render_context(v) if with_context else "",
         f'<section><h4>Overview</h4><p class="sb-ps-overview">{bold(v.overview_text)}</p></section>',
         f'<section><h4>Product categories</h4><ol>{"".join(cats)}</ol></section>',
         f'<section><h4>Related queries</h4><ul>{"".join(f"<li>{esc(q)}</li>" for q in v.rqList)}</ul></section>',
@@ -113,11 +128,12 @@ def render_paceshop(v: PaceshopView) -> str:
     ])  # fmt: skip
 
 
-def render_item(item: Item) -> str:
+def render_item(item: Item, with_context: bool = True) -> str:
+    """An item's HTML; ``with_context=False`` leaves out the shopper block shown above the pair."""
     parsed = item.parsed()
     if isinstance(parsed, Conversation):
         return render_conversation(parsed)
-    return render_paceshop(parsed)
+    return render_paceshop(parsed, with_context)
 
 
 def render_reference(ref: Reference) -> str:

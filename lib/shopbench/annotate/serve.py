@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import os
+import re
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, quote
 
@@ -79,13 +82,47 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+OFFLINE_TEMPLATE = "shopbench-offline"
+_REMOTE_ASSET = re.compile(r"^\s*<(link|script)\b[^>]*\b(href|src)=\"https?://[^\"]*\"[^>]*>(\s*</script>)?\s*$\n?", re.M | re.I)
+
+
+def offline_template(root: str | Path | None = None) -> Path:
+    """A Voila template that loads nothing from outside this machine.
+
+    Voila's ``lab`` template links Font Awesome from a public CDN (two ``<link>`` tags in its
+    ``index.html.j2``): offline they fail, and on a network they tell a third party who opened the
+    page. This writes ``<root>/voila/templates/shopbench-offline/`` from the *installed* lab
+    template with every remote ``<link>``/``<script>`` line removed (Voila's own bundle already
+    carries the icon fonts), on top of ``lab`` (``conf.json``). Returns ``<root>``, a Jupyter data
+    directory to put first on ``JUPYTER_PATH``.
+    """
+    from voila.paths import collect_template_paths
+
+    root = Path(root or tempfile.mkdtemp(prefix="shopbench-voila-"))
+    src = next(Path(p) / "index.html.j2" for p in collect_template_paths(["voila"], "lab", prune=True)
+               if (Path(p) / "index.html.j2").exists())  # fmt: skip
+    dest = root / "voila" / "templates" / OFFLINE_TEMPLATE
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "index.html.j2").write_text(_REMOTE_ASSET.sub("", src.read_text(encoding="utf-8")), encoding="utf-8")
+    (dest / "conf.json").write_text(json.dumps({"base_template": "lab"}), encoding="utf-8")
+    return root
+
+
+def last_built_profile() -> str | None:
+    """The profile whose ``make paper`` finished last (newest ``outputs/<profile>/paper/run.json``)."""
+    from ..paths import outputs_root
+
+    runs = sorted(outputs_root().glob("*/paper/run.json"), key=lambda p: p.stat().st_mtime)
+    return runs[-1].parent.parent.name if runs else None
+
+
 def voila_argv(notebook: str | Path, port: int, ip: str = "127.0.0.1") -> list[str]:
     """Voila's command line: the settings of ``voila.json`` beside this file, then port and address."""
     if not is_loopback(ip):
         raise SystemExit(f"refusing to serve on {ip}: the annotation server disables XSRF checks and binds "
                          "loopback addresses only (127.0.0.1, ::1); reach it from elsewhere over an SSH tunnel")  # fmt: skip
     return [str(notebook), f"--Voila.config_file_paths={HERE}", f"--Voila.ip={ip}", f"--Voila.port={port}",
-            "--Voila.port_retries=0", "--no-browser"]  # fmt: skip
+            "--Voila.port_retries=0", "--no-browser", f"--VoilaConfiguration.template={OFFLINE_TEMPLATE}"]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", help="answers folder (default: outputs/<profile>/annotations)")
     ap.add_argument("--source", choices=["paceshop", "tau_bench", "padme"], help="which pairs to annotate")
     ap.add_argument("--n-pairs", type=int, help="how many pairs")
-    ap.add_argument("--profile", help="profile name or YAML path (default: the notebook's, smoke)")
+    ap.add_argument("--profile", help="profile name or YAML path (default: the profile built last, else smoke)")
     ap.add_argument("--tau-bench-path", help="tau-bench results JSON (for --source tau_bench)")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to serve")
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
@@ -104,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     nb = Path(a.notebook).resolve()
     if not nb.exists():
         ap.error(f"notebook {nb} does not exist (python -m shopbench.annotate.notebook writes it)")
+    if a.profile is None:
+        a.profile = last_built_profile()
+        print(f"profile: {a.profile or 'smoke'} "
+              f"({'the one built last' if a.profile else 'no profile built yet'}; --profile or PROFILE= to choose)")  # fmt: skip
     values = {"annotator": a.annotator, "store_dir": a.store, "source": a.source, "n_pairs": a.n_pairs,
               "profile": a.profile, "tau_bench_path": a.tau_bench_path}  # fmt: skip
     for key, value in values.items():
@@ -121,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"annotation server: {url}" + (f"?annotator={quote(a.annotator)}" if a.annotator else ""), flush=True)
     print(f"  other annotators: {url}?annotator=<id>; answers in "
           f"{os.environ.get(ENV['store_dir']) or 'outputs/<profile>/annotations'}; Ctrl-C stops", flush=True)  # fmt: skip
+    data_dir = offline_template()
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(data_dir), os.environ.get("JUPYTER_PATH")) if p)
     from voila.app import main as voila_main
 
     voila_main(argv=voila_argv(nb, port, a.ip))

@@ -38,7 +38,7 @@ import traitlets
 
 from .pairs import Pair
 from .render import noun as item_noun
-from .render import render_item, render_reference
+from .render import render_item, render_reference, shared_context
 from .store import CONFIDENCE_LEVELS, AnnotationStore, check_annotator, now_iso, slot_order
 
 STATIC = Path(__file__).parent / "static"
@@ -133,9 +133,11 @@ class AnnotationSession:
         if self._content_for != self.index:
             left, right = self.slots(pair)
             noun = item_noun(pair.side_a)
+            shared = shared_context(pair.side_a, pair.side_b)
             self._content = {
-                "left": render_item(pair.side(left)),  # type: ignore[arg-type]
-                "right": render_item(pair.side(right)),  # type: ignore[arg-type]
+                "shared": shared or "",
+                "left": render_item(pair.side(left), with_context=shared is None),  # type: ignore[arg-type]
+                "right": render_item(pair.side(right), with_context=shared is None),  # type: ignore[arg-type]
                 "references": [{"title": r.title, "html": render_reference(r)} for r in pair.references],
                 "noun": noun,
                 "question": f"Which {noun} is better on this criterion?",

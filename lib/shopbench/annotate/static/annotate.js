@@ -91,6 +91,7 @@ function render({ model, el }) {
         h("div", { class: "sb-criterion-desc" }),
         refs.length ? h("div", { class: "sb-refs" },
           h("span", { class: "sb-refs-label" }, "Additional documents to help you decide:"), refs) : null),
+      ...(c.shared ? [h("div", { class: "sb-shared", "data-testid": "shared-context", html: c.shared })] : []),
       h("div", { class: "sb-sides" }, slotCard("A", c.left || "", c.noun || "item"),
         slotCard("B", c.right || "", c.noun || "item")),
       h("footer", { class: "sb-footer" },
