@@ -26,33 +26,45 @@ REDACTED = "[REDACTED]"
 MIN_SECRET = 8  # shorter environment values are not treated as secrets (too many false hits)
 MIN_ECHO = 8  # a prefix or suffix of a secret this long is an echo of it
 MIN_INNER = 16  # any run of a secret this long is an echo of it
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")  # in a variable's name
 
-# provider → pattern of its key; the prefix is matched case-insensitively (an echo may be lowercased)
-KEY_SHAPES: dict[str, str] = {
-    "Anthropic": r"(?i:sk-ant-)[A-Za-z0-9_-]{20,}",
+# provider → (lowercase prefixes, pattern of its key); the prefix is matched case-insensitively (an
+# echo may be lowercased). The prefixes let :func:`redact` skip the patterns whose prefix is absent
+# (a plain substring test), so a 2 MB answer costs one ``lower()`` and a few ``in`` tests.
+KEY_SHAPES: dict[str, tuple[tuple[str, ...], str]] = {
+    "Anthropic": (("sk-ant-",), r"(?i:sk-ant-)[A-Za-z0-9_-]{20,}"),
     # sk-, sk-proj-, sk-svcacct-, OpenRouter sk-or-v1-, DeepSeek sk-: a digit somewhere, so a
     # hyphenated phrase ("sk-learn-compatible-…") is not taken for a key
-    "OpenAI-style": r"(?i:sk-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}",
-    "Google": r"AIza[0-9A-Za-z_-]{35}",
-    "Fireworks": r"(?i:fw_)[A-Za-z0-9]{20,}",
-    "Together": r"(?i:tgp_v1_)[A-Za-z0-9_-]{20,}",
-    "Hugging Face": r"(?i:hf_)[A-Za-z0-9]{30,}",
-    "xAI": r"(?i:xai-)[A-Za-z0-9]{20,}",
-    "Groq": r"(?i:gsk_)[A-Za-z0-9]{20,}",
-    "AWS": r"(?:AKIA|ASIA)[0-9A-Z]{16}",
-    "GitHub": r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-    "Replicate": r"(?i:r8_)[A-Za-z0-9]{30,}",
-    "Perplexity": r"(?i:pplx-)[A-Za-z0-9]{30,}",
-    "Slack": r"xox[abprs]-[A-Za-z0-9-]{10,}",
+    "OpenAI-style": (("sk-",), r"(?i:sk-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}"),
+    "Google": (("aiza",), r"AIza[0-9A-Za-z_-]{35}"),
+    "Fireworks": (("fw_",), r"(?i:fw_)[A-Za-z0-9]{20,}"),
+    "Together": (("tgp_v1_",), r"(?i:tgp_v1_)[A-Za-z0-9_-]{20,}"),
+    "Hugging Face": (("hf_",), r"(?i:hf_)[A-Za-z0-9]{30,}"),
+    "xAI": (("xai-",), r"(?i:xai-)[A-Za-z0-9]{20,}"),
+    "Groq": (("gsk_",), r"(?i:gsk_)[A-Za-z0-9]{20,}"),
+    "AWS": (("akia", "asia"), r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
+    "GitHub": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+               r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    "Replicate": (("r8_",), r"(?i:r8_)[A-Za-z0-9]{30,}"),
+    "Perplexity": (("pplx-",), r"(?i:pplx-)[A-Za-z0-9]{30,}"),
+    "Slack": (("xox",), r"xox[abprs]-[A-Za-z0-9-]{10,}"),
 }
-_SHAPES = {name: re.compile(rf"(?<![A-Za-z0-9_-]){p}(?![A-Za-z0-9_-])") for name, p in KEY_SHAPES.items()}
-_ANY_SHAPE = re.compile("|".join(f"(?:{p.pattern})" for p in _SHAPES.values()))
+_SHAPES = {
+    name: (prefixes, re.compile(rf"(?<![A-Za-z0-9_-]){p}(?![A-Za-z0-9_-])"))
+    for name, (prefixes, p) in KEY_SHAPES.items()
+}
+
+
+def _candidates(low: str) -> list[tuple[str, re.Pattern]]:
+    """The shapes whose prefix occurs in ``low`` (lowercased text)."""
+    return [(name, pat) for name, (prefixes, pat) in _SHAPES.items() if any(p in low for p in prefixes)]
 
 
 def key_provider(text: str) -> str | None:
     """The provider whose key shape occurs in ``text`` (first match), else ``None``."""
-    for name, pattern in _SHAPES.items():
+    if not isinstance(text, str):
+        return None
+    for name, pattern in _candidates(text.lower()):
         if pattern.search(text):
             return name
     return None
@@ -60,7 +72,7 @@ def key_provider(text: str) -> str | None:
 
 def looks_like_key(text: str) -> bool:
     """True when ``text`` contains a token shaped like a provider's API key."""
-    return isinstance(text, str) and _ANY_SHAPE.search(text) is not None
+    return key_provider(text) is not None
 
 
 def secret_in(text: str) -> str | None:
@@ -81,7 +93,8 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     Skipped, as settings rather than secrets: paths and URLs, text with spaces, and short values
     without a digit (``PIP_KEYRING_PROVIDER=disabled`` must not redact every "disabled")."""
     env = os.environ if environ is None else environ
-    return sorted({v for k, v in env.items() if _SECRET_NAME.search(k) and _secret_like(v)}, key=len, reverse=True)
+    names = [k for k in env if any(w in k.upper() for w in _SECRET_WORDS)]  # names first: values decode slowly
+    return sorted({v for v in (env.get(k, "") for k in names) if _secret_like(v)}, key=len, reverse=True)
 
 
 def _secret_like(value: str) -> bool:
@@ -127,12 +140,15 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     if not isinstance(text, str) or not text:
         return text
     values = secret_values() if secrets is None else [s for s in secrets if s and len(s) >= MIN_SECRET]
+    low = _lower_aligned(text)
     if values:
-        low = _lower_aligned(text)
         spans = sorted(sp for s in values for sp in _echo_spans(low, _lower_aligned(s)))
         if spans:
             text = _cut(text, spans)
-    return _ANY_SHAPE.sub(REDACTED, text)
+            low = _lower_aligned(text)
+    for _name, pattern in _candidates(low):
+        text = pattern.sub(REDACTED, text)
+    return text
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:
