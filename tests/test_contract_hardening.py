@@ -138,3 +138,15 @@ def test_http_answer_with_surrogate_nul_and_huge_text(server, gateway):
         assert server.total_requests == 3  # the second run was served from the cache
     finally:
         server.script = None
+
+
+@pytest.mark.parametrize(
+    "arguments", ['{"query": NaN}', '{"query": "a", "query": "b"}', "[" * 100_000, '{"limit": ' + "9" * 5000 + "}"]
+)
+def test_native_tool_call_arguments_are_strict(arguments):
+    """A function call's ``arguments`` string is model output too: refused with a reason (the agent
+    step records it), never a crash of the trial and never the last of two values."""
+    from shopbench.shopsim.agents import parse_tool_call
+
+    with pytest.raises(ValueError, match="not JSON"):
+        parse_tool_call({"function": {"name": "search_products", "arguments": arguments}}, "c0")
