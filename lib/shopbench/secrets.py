@@ -34,7 +34,7 @@ _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")  # in a var
 KEY_SHAPES: dict[str, tuple[tuple[str, ...], str]] = {
     "Anthropic": (("sk-ant-",), r"(?i:sk-ant-)[A-Za-z0-9_-]{20,}"),
     # sk-, sk-proj-, sk-svcacct-, OpenRouter sk-or-v1-, DeepSeek sk-: a digit somewhere, so a
-    # hyphenated phrase ("sk-learn-compatible-…") is not taken for a key
+    # hyphenated phrase (scikit-learn style: sk, a hyphen, then words) is not taken for a key
     "OpenAI-style": (("sk-",), r"(?i:sk-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}"),
     "Google": (("aiza",), r"AIza[0-9A-Za-z_-]{35}"),
     "Fireworks": (("fw_",), r"(?i:fw_)[A-Za-z0-9]{20,}"),
