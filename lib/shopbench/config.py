@@ -15,10 +15,10 @@ from typing import Any
 import yaml
 
 from .paths import PARAMS_DIR, ROOT
+from .secrets import secret_in
 
 _MISSING = object()
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
-_SECRET_VALUE = re.compile(r"\b(sk-(ant-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16})\b")
 
 
 from .errors import ParamError  # noqa: E402  (re-exported: the profile's error type)
@@ -119,5 +119,5 @@ def _check_no_secrets(prof: Profile, node: Any, prefix: str) -> None:
     elif isinstance(node, list):
         for i, v in enumerate(node):
             _check_no_secrets(prof, v, f"{prefix}[{i}]")
-    elif isinstance(node, str) and _SECRET_VALUE.search(node):
-        raise prof.error(prefix, "this looks like an API key; keys come from the environment only")
+    elif isinstance(node, str) and (what := secret_in(node)):  # shopbench.secrets: every provider's key shape
+        raise prof.error(prefix, f"this looks like an API key ({what}); keys come from the environment only")

@@ -2,7 +2,9 @@
 
 SQLite in WAL mode: safe under concurrent writers (threads and processes), one committed row per
 successful call, so a process killed with ``kill -9`` keeps every answer it had received. Only
-successful responses are stored; errors are never cached.
+successful responses are stored; errors are never cached. Any text a model returns is storable: a
+lone surrogate (which UTF-8, and so SQLite, cannot hold) is written as its JSON ``\\udXXX`` escape
+and reads back as the same string (:func:`shopbench.strictjson.storable`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..strictjson import storable
+
 
 def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Sorted, compact JSON that always encodes as UTF-8 (lone surrogates escaped, see module doc)."""
+    return storable(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
 
 
 def cache_key(
@@ -70,7 +75,7 @@ class ResponseCache:
 
     def get(self, key: str) -> dict | None:
         row = self._conn().execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return _decode(row[0]) if row else None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict]:
         keys = list(dict.fromkeys(keys))
@@ -80,7 +85,9 @@ class ResponseCache:
             chunk = keys[i : i + 500]
             q = f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
             for k, v in con.execute(q, chunk):
-                out[k] = json.loads(v)
+                value = _decode(v)
+                if value is not None:
+                    out[k] = value
         return out
 
     def put(self, key: str, value: dict) -> None:
@@ -94,3 +101,12 @@ class ResponseCache:
 
     def clear(self) -> None:
         self._conn().execute("DELETE FROM responses")
+
+
+def _decode(text: Any) -> dict | None:
+    """A stored row, or ``None`` (a miss: the call is made again) if it is not a JSON object."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None

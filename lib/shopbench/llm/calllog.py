@@ -4,6 +4,8 @@ Columns: run id, item id, cache key, model, prompt hash, raw output, parsed valu
 finish reason, prompt/completion tokens, cost, latency, cache hit, attempt count, error.
 Each row is written with one ``write`` on an ``O_APPEND`` descriptor under a file lock, so
 concurrent writers never interleave; a line cut short by ``kill -9`` is dropped on the next open.
+Any text is writable: a lone surrogate is written as its ``\\udXXX`` escape
+(:func:`shopbench.strictjson.storable`), so no model answer can stop a sweep here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from filelock import FileLock
+
+from ..strictjson import storable
 
 COLUMNS = [
     "run_id", "item_id", "key", "model", "repeat", "prompt_hash", "status", "raw_output", "parsed",
@@ -52,7 +56,7 @@ class CallLog:
                 block = min(size, block * 2)
 
     def append(self, rows: Iterable[dict]) -> None:
-        payload = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows)
+        payload = "".join(storable(json.dumps(r, ensure_ascii=False, default=str)) + "\n" for r in rows)
         if not payload:
             return
         data = payload.encode()
@@ -75,7 +79,7 @@ class CallLog:
                 if line.endswith("\n"):
                     try:
                         out.append(json.loads(line))
-                    except json.JSONDecodeError:
+                    except (ValueError, RecursionError):
                         continue
         return out
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import os
+import json
 import random
 import re
 import threading
@@ -26,6 +26,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from .. import secrets
+from ..strictjson import storable
 from ._litellm import get_litellm
 from .backends import Backbone, api_key_for, check_model
 from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost
@@ -83,27 +85,36 @@ class Call:
 
 
 def prompt_hash(messages: Sequence[dict]) -> str:
-    return hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest()[:16]
-
-
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
-_SECRET_PATTERN = re.compile(r"\b(sk-(ant-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16})\b")
+    return hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest()[:16]  # canonical_json is storable
 
 
 def redact(text: str | None) -> str | None:
-    """Remove every secret-looking environment value and API-key pattern from text bound for disk."""
-    if not text:
-        return text
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
-            text = text.replace(value, "[REDACTED]")
-    return _SECRET_PATTERN.sub("[REDACTED]", text)
+    """Text bound for disk with every secret environment value, partial echo of one
+    (case-insensitive) and key-shaped token removed (:func:`shopbench.secrets.redact`)."""
+    return secrets.redact(text) if isinstance(text, str) else text
 
 
-def _redact_json(obj):
-    import json
+def _clean_text(text: Any) -> str | None:
+    """A model's text as the gateway keeps it: redacted and storable (a lone surrogate becomes its
+    ``\\udXXX`` escape, so the cache, the call log and every table downstream can write it)."""
+    if text is None:
+        return None
+    if not isinstance(text, str):  # content parts or another provider shape: kept as its JSON text
+        text = json.dumps(text, ensure_ascii=False, default=str)
+    return storable(redact(text))
 
-    return json.loads(redact(json.dumps(obj, default=str)))
+
+def _clean_json(obj: Any) -> Any:
+    """``obj`` (tool calls) with every string redacted and storable."""
+    if isinstance(obj, str):
+        return storable(redact(obj))
+    if isinstance(obj, dict):
+        return {_clean_json(k): _clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean_json(v) for v in obj]
+    if obj is None or isinstance(obj, bool | int | float):
+        return obj
+    return _clean_json(str(obj))
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -393,8 +404,8 @@ class Gateway:
         usage = getattr(resp, "usage", None)
         tool_calls = getattr(msg, "tool_calls", None)
         stored = {
-            "raw_output": redact(msg.content),
-            "tool_calls": _redact_json([tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls])
+            "raw_output": _clean_text(msg.content),
+            "tool_calls": _clean_json([tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls])
             if tool_calls
             else None,
             "finish_reason": choice.finish_reason,
@@ -410,7 +421,8 @@ class Gateway:
         ), stored
 
     def _row(self, run_id, c: Call, stored: dict, *, cache_hit, attempts, latency, cost) -> dict:
-        parsed = parse_output(stored.get("raw_output"), c.schema, stored.get("finish_reason"))
+        raw = _clean_text(stored.get("raw_output"))  # also for a cache row written before this rule
+        parsed = parse_output(raw, c.schema, stored.get("finish_reason"))
         if stored.get("tool_calls") and stored.get("raw_output") is None and c.schema is None:
             parsed = parsed.__class__(True, value=None)
         return {
@@ -421,8 +433,8 @@ class Gateway:
             "repeat": c.repeat,
             "prompt_hash": prompt_hash(c.messages),
             "status": "ok" if parsed.ok else "parse_error",
-            "raw_output": redact(stored.get("raw_output")),
-            "tool_calls": stored.get("tool_calls"),
+            "raw_output": raw,
+            "tool_calls": _clean_json(stored.get("tool_calls")),
             "parsed": parsed.value if parsed.ok else None,
             "parse_error": parsed.error,
             "finish_reason": stored.get("finish_reason"),
@@ -443,7 +455,7 @@ class Gateway:
             "prompt_hash": prompt_hash(c.messages), "status": "error", "raw_output": None, "tool_calls": None,
             "parsed": None, "parse_error": None, "finish_reason": None, "prompt_tokens": None,
             "completion_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "model_latency_s": None, "cache_hit": False,
-            "attempts": attempts, "error": redact(error), "ts": time.time(),
+            "attempts": attempts, "error": _clean_text(error), "ts": time.time(),
         }  # fmt: skip
 
     # ---- reading back ---------------------------------------------------------------------

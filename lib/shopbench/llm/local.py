@@ -137,7 +137,7 @@ def _model_response(model: str, content: str, messages: list[dict]) -> litellm.M
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
     completion_tokens = len(content.split())
     return litellm.ModelResponse(
-        id=f"local-{hashlib.sha1(content.encode()).hexdigest()[:12]}",
+        id=f"local-{hashlib.sha1(content.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}",
         created=int(time.time()),
         model=model,
         choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],

@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from .. import strictjson
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import AgentStep, ToolCall
 from .user import TOOL_ARGS, load_prompt
@@ -685,10 +686,10 @@ def parse_tool_call(tc: Any, default_id: str) -> ToolCall:
         raise ValueError(f"unknown tool {name!r}")
     args = fn.get("arguments")
     if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as e:
-            raise ValueError(f"arguments of {name} are not JSON: {e.msg}") from None
+        try:  # strict: NaN, a repeated key, 100,000 brackets are refused, never crash the trial
+            args = strictjson.loads(args) if args.strip() else {}
+        except strictjson.StrictJSONError as e:
+            raise ValueError(f"arguments of {name} are not JSON: {e}") from None
     args = {} if args is None else args
     if not isinstance(args, dict):
         raise ValueError(f"arguments of {name} are not an object")
