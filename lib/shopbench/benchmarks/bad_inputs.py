@@ -225,7 +225,7 @@ def _c(d, fx):
 
 @case("shop catalog: .json file not JSON", "shopsim.catalog.load_products")
 def _c(d, fx):
-    return (*_shop(d, fx, ["[{\"product_id\": 1,"], name="catalog.json"), "line 1")
+    return (*_shop(d, fx, ["[{\"product_id\": 1,"], name="catalog.json"), "line 2")
 
 
 @case("shop catalog: price NaN", "shopsim.catalog.load_products")
@@ -329,7 +329,7 @@ def _c(d, fx):
 
 @case("json products: price NaN", "catalog.importers.load_json_products")
 def _c(d, fx):
-    return (*_jp(d, _jp_text(raw=(1, "price", "NaN"))), "line")
+    return (*_jp(d, _jp_text(raw=(1, "price", "NaN"))), "record 1")
 
 
 @case("json products: integer title", "catalog.importers.load_json_products")
@@ -350,7 +350,7 @@ def _c(d, fx):
 @case("json products: duplicate key", "catalog.importers.load_json_products")
 def _c(d, fx):
     text = _jp_text().replace('"brand": "Ridge"', '"brand": "Ridge", "brand": "Other"', 1)
-    return (*_jp(d, text), "line")
+    return (*_jp(d, text), "record 0")
 
 
 # ---- ESCI parquet (catalog.importers.load_esci) ---------------------------------------------------
@@ -601,12 +601,12 @@ def _c(d, fx):
 
 @case("human study: judge_preference NaN", "annotate.humanstudy.load_human_study")
 def _c(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "NaN")), "line")
+    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "NaN")), "record 0")
 
 
 @case("human study: judge_preference Infinity", "annotate.humanstudy.load_human_study")
 def _c(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "Infinity")), "line")
+    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "Infinity")), "record 0")
 
 
 @case("human study: judge_preference 2.0", "annotate.humanstudy.load_human_study")
@@ -637,7 +637,7 @@ def _c(d, fx):
 @case("human study: duplicate key in a row", "annotate.humanstudy.load_human_study")
 def _c(d, fx):
     return (*_study(d, fx, _ANN, lambda t: re.sub(r'("judge_preference": \d)', r'\1, "judge_preference": 1', t,
-                                                  count=1)), "line")  # fmt: skip
+                                                  count=1)), "record 0")  # fmt: skip
 
 
 @case("human study: answer key invalid JSON", "annotate.humanstudy.load_human_study")
