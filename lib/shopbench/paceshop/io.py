@@ -112,6 +112,7 @@ def parse_json(text: str, path: str | Path, *, where: str | None = None, what: s
             problem = _CHAR.sub("", problem).rstrip()
         elif "duplicate key" in problem or "JSON number" in problem or "out of range" in problem:
             keys, line = locate(text)
+            line = None if "duplicate key" in problem else line  # the token line is a NaN/Infinity's
             field = _field_name(keys[1:] if keys and isinstance(keys[0], int) and where is None else keys)
             if where is None and keys and isinstance(keys[0], int):
                 where = f"record {keys[0]}" + (f" ({line})" if line else "")
