@@ -679,6 +679,16 @@ def _c(d, fx):
     return (lambda: load_human_study(s)), "study", None
 
 
+@case("human study: a pair rated by two panels", "stats.study.prepare")
+def _c(d, fx):
+    from ..annotate.humanstudy import load_human_study
+    from ..stats.study import prepare
+
+    s = fx.study_copy(d)
+    shutil.copy(s / _ANN, s / "panel_2" / "annotator_9.json")
+    return (lambda: prepare(*load_human_study(s))), "study", None
+
+
 # ---- annotation store (annotate.store.AnnotationStore.rows) --------------------------------------
 
 

@@ -265,16 +265,22 @@ def results(k9: dict, storm: dict, bad: dict, ann: dict, fuzz: dict | None) -> l
         _result("concurrent_annotators_lost_answers", ann["lost_answers"], "answers", "0", ann["lost_answers"] == 0,
                 f"{ann['writers']} writers x {ann['answers_written'] // ann['writers']} answers"),
     ]  # fmt: skip
-    for k in ("crashes", "accepted_invalid", "silent_coercions"):
+    for k in _FUZZ_KEYS:
         v = None if fuzz is None else sum(int(c.get(k, 0)) for c in _contracts(fuzz))
         out.append(_result(f"fuzz_{k}", v, "cases", "0", None if v is None else v == 0,
                            "shopbench.benchmarks.fuzz absent" if fuzz is None else f"{len(_contracts(fuzz))} contracts"))  # fmt: skip
     return out
 
 
+_FUZZ_KEYS = ("crashes", "accepted_invalid", "silent_coercions")
+
+
 def _contracts(fuzz: dict) -> list[dict]:
-    """Per-contract counts of a ``fuzz_cases`` dict (contract name -> counts), however nested."""
-    return [v for v in fuzz.values() if isinstance(v, dict)]
+    """The per-contract counts of a ``fuzz_cases`` dict: its values that carry the counts (contract
+    name -> counts), or the dict itself when it holds the totals."""
+    if any(isinstance(fuzz.get(k), int) for k in _FUZZ_KEYS):
+        return [fuzz]
+    return [v for v in fuzz.values() if isinstance(v, dict) and any(k in v for k in _FUZZ_KEYS)]
 
 
 def bench_reliability() -> list[dict]:

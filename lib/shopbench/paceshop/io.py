@@ -36,6 +36,9 @@ class DataFileError(InputError):
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _CHAR = re.compile(r"at char (\d+)")
+# text decoded from UTF-8 holds no lone surrogate; only a \uD800-\uDFFF escape can make one, so
+# without such an escape the (slow) walk over every parsed string is skipped
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _Bad:
@@ -99,8 +102,11 @@ def parse_json(text: str, path: str | Path, *, where: str | None = None, what: s
     """:func:`shopbench.strictjson.loads` of ``text`` read from ``path``; a failure is an
     :class:`InputError` naming the file, the line (``where`` for one line of a JSONL file) or record,
     and the field of a NaN/Infinity or duplicated key."""
-    try:  # a user's file may be large; the size bound is for model answers
-        return strictjson.loads(text, max_bytes=max(strictjson.MAX_BYTES, len(text)))
+    try:  # a user's file may be large and deep (the bounds are for model answers; too deep still fails cleanly)
+        brackets = text.count("[") + text.count("{")
+        return strictjson.loads(text, max_bytes=max(strictjson.MAX_BYTES, len(text)),
+                                max_depth=max(strictjson.MAX_DEPTH, brackets),
+                                allow_surrogates=not _SURROGATE_ESCAPE.search(text))  # fmt: skip
     except strictjson.StrictJSONError as e:
         problem = str(e).replace("invalid JSON:", "not valid JSON:", 1)
         field = None
@@ -128,6 +134,8 @@ def _strict_fix(problem: str) -> str | None:
         return "keep the key once in that object (JSON readers disagree on which copy wins)"
     if "JSON number" in problem or "out of range" in problem:
         return "write a finite number (NaN and Infinity are not JSON), or null if the value is unknown"
+    if "surrogate" in problem:
+        return "write the character itself, or a valid \\uD8xx\\uDCxx surrogate pair"
     if "digits" in problem:
         return "write the number with at most 100 digits"
     return None
@@ -156,10 +164,15 @@ def read_json(path: str | Path, what: str = "JSON file", fix: str | None = None,
 def iter_jsonl(path: str | Path, what: str = "JSON-lines file", fix: str | None = None,
                error: type[InputError] = InputError) -> Iterator[tuple[int, Any]]:  # fmt: skip
     """``(line number, value)`` of every non-blank line, each strictly parsed."""
+    for lineno, _, value in _iter_lines(path, what, fix, error):
+        yield lineno, value
+
+
+def _iter_lines(path: str | Path, what: str, fix: str | None, error: type[InputError]) -> Iterator[tuple[int, str, Any]]:
     text = read_input_text(path, what, fix, error)
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.strip():
-            yield lineno, parse_json(line, path, where=f"line {lineno}", what=what, fix=fix, error=error)
+            yield lineno, line, parse_json(line, path, where=f"line {lineno}", what=what, fix=fix, error=error)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -197,11 +210,11 @@ def read_jsonl(path: str | Path, model: type[M], id_field: str | None = None,
     path = Path(path)
     out: list[M] = []
     first: dict[Any, int] = {}
-    for lineno, obj in _lines_or_error(path, fix):
+    for lineno, line, obj in _lines_or_error(path, fix):
         rid = obj.get(id_field or "record_id", obj.get("persona_id", obj.get("id"))) if isinstance(obj, dict) else None
         where = f"line {lineno}" + (f" (record {rid!r})" if rid is not None else "")
         try:
-            out.append(model.model_validate(obj))
+            out.append(model.model_validate_json(line))  # JSON-mode validation, as on write
         except ValidationError as e:
             err = e.errors()[0]
             field = ".".join(str(x) for x in err["loc"]) or None
@@ -215,10 +228,10 @@ def read_jsonl(path: str | Path, model: type[M], id_field: str | None = None,
     return out
 
 
-def _lines_or_error(path: Path, fix: str) -> Iterator[tuple[int, Any]]:
+def _lines_or_error(path: Path, fix: str) -> Iterator[tuple[int, str, Any]]:
     if not path.exists():
         raise DataFileError("does not exist", file=path, fix="build the dataset first (notebook 10 / make paper)")
-    yield from iter_jsonl(path, fix=fix, error=DataFileError)
+    yield from _iter_lines(path, "JSON-lines file", fix, DataFileError)
 
 
 def write_json(path: str | Path, obj) -> str:
