@@ -69,3 +69,33 @@ def test_read_json_empty_missing_and_not_utf8(tmp_path):
     with pytest.raises(InputError) as e:
         read_json(p)
     assert e.value.where == "line 2" and "UTF-8" in e.value.fix
+
+
+def test_valid_inputs_still_load(fixtures, tmp_path):
+    """The strict loaders accept what the project's own writers wrote (no false alarms)."""
+    import json
+    import shutil
+
+    from shopbench.annotate.humanstudy import load_human_study
+    from shopbench.annotate.pairs import read_pairs
+    from shopbench.annotate.store import AnnotationStore
+    from shopbench.catalog.importers import load_esci
+    from shopbench.paceshop.build import load_records
+    from shopbench.paceshop.personas import load_personas
+    from shopbench.shopsim.catalog import load_products
+    from shopbench.stats.study import prepare
+
+    shop = tmp_path / "catalog.jsonl"
+    shop.write_text("\n".join(json.dumps(r) for r in fixtures.shop_records) + "\n")
+    assert [p.product_id for p in load_products(shop)] == [r["product_id"] for r in fixtures.shop_records]
+    products, queries = load_esci(*fixtures.esci)
+    assert products and queries
+    assert load_records(fixtures.build_dir) and load_personas(fixtures.build_dir / "personas.jsonl")
+    ann, key = load_human_study(fixtures.study_dir)
+    assert prepare(ann, key).n == len(key)
+    store = tmp_path / "store"
+    shutil.copytree(fixtures.root / "_store", store)
+    assert len(AnnotationStore(store).rows("ann1")) == len(fixtures.store_lines) == 2
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(fixtures.pair_lines) + "\n")
+    assert len(read_pairs(pairs)) == 3

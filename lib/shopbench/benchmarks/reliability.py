@@ -177,10 +177,13 @@ def storm_drill(n_calls: int = 1000, concurrency: int = 32, timeout_s: float = 1
 
 
 _WRITER = """
-import sys
+import os, sys, time
 from shopbench.annotate.store import AnnotationStore, now_iso
-root, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+root, who, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 st = AnnotationStore(root)
+print("READY", flush=True)
+while not os.path.exists(go):  # every writer starts at once
+    time.sleep(0.002)
 for i in range(n):
     st.record(who, f"pair-{i:04d}", "AB"[i % 2], (0, 50, 100)[i % 3], ("side_a", "side_b"), now_iso())
 print("WROTE", n)
@@ -194,9 +197,12 @@ def annotators_drill(n_writers: int = 4, n_answers: int = 150, budget_s: float =
     with tempfile.TemporaryDirectory(prefix="annotators_") as tmp:
         script = Path(tmp) / "writer.py"
         script.write_text(_WRITER)
-        store = Path(tmp) / "store"
-        procs = [subprocess.Popen([sys.executable, str(script), str(store), f"ann{k}", str(n_answers)],
+        store, go = Path(tmp) / "store", Path(tmp) / "go"
+        procs = [subprocess.Popen([sys.executable, str(script), str(store), f"ann{k}", str(n_answers), str(go)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n_writers)]  # fmt: skip
+        for p in procs:  # wait until every writer has imported and opened the store
+            p.stdout.readline()
+        go.touch()
         failed = []
         for p in procs:
             try:
