@@ -2,6 +2,8 @@
 repeat nothing; a 429/5xx/hang storm completes with no error cached; concurrent annotators lose no
 answer; the bad-input cases of this branch's loaders are all clear; the rows have the bench format."""
 
+import json
+
 from shopbench.benchmarks import reliability as R
 
 
@@ -26,6 +28,7 @@ def test_reliability_quick():
     by_name = {r["name"]: r for r in rows}
     assert by_name["kill9_lost_rows"]["meets_goal"] is True
     assert by_name["kill9_kills"]["meets_goal"] is False  # quick: 3 kills of a 300-call sweep, not the goal's size
+    json.dumps(doc, allow_nan=False)  # what make bench writes
 
 
 def test_storm_script_faults_only_the_first_attempts():

@@ -111,10 +111,10 @@ def parse_json(text: str, path: str | Path, *, where: str | None = None, what: s
         problem = str(e).replace("invalid JSON:", "not valid JSON:", 1)
         field = None
         m = _CHAR.search(problem)
-        if m and where is None:
+        if m:
             pos = int(m.group(1))
-            line = text.count("\n", 0, pos) + 1
-            where = f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+            column = f"column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+            where = f"{where}, {column}" if where else f"line {text.count(chr(10), 0, pos) + 1}, {column}"
             problem = _CHAR.sub("", problem).rstrip()
         elif "duplicate key" in problem or "JSON number" in problem or "out of range" in problem:
             keys, line = locate(text)
