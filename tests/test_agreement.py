@@ -248,12 +248,12 @@ def test_importer_rejects_answer_key_and_cross_file_errors(sim_study):
     key_path = folder / "answer_key.json"
     original = key_path.read_text()
     _rewrite(key_path, lambda rows: rows[5].update(filter_outcome="judge3_reject"))
-    with pytest.raises(HumanStudyFormatError, match=r"answer_key.json, row 5, field 'filter_outcome'"):
+    with pytest.raises(HumanStudyFormatError, match=r"answer_key.json, row 5: field 'filter_outcome'"):
         load_human_study(folder)
     key_path.write_text(original)
     _rewrite(folder / "panel_2" / "annotator_4.json", lambda rows: rows[0].update(id="no-such-pair"))
     with pytest.raises(
-        HumanStudyFormatError, match=r"annotator_4.json, row 0, field 'id': id 'no-such-pair' is not"
+        HumanStudyFormatError, match=r"annotator_4.json, row 0: field 'id': id 'no-such-pair' is not"
     ):
         load_human_study(folder)
 

@@ -27,6 +27,7 @@ from shopbench.annotate.pairs import (
     write_pairs,
 )
 from shopbench.annotate.store import AnnotationStore, Answer, StoreError, check_annotator, slot_order
+from shopbench.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories" / "gpt-4o-airline.json"
@@ -110,7 +111,7 @@ def test_store_corrupt_middle_line_names_file_and_line(tmp_path):
     first = path.read_bytes()
     with open(path, "ab") as f:
         f.write(b'{"not": "an answer"}\n' + first)
-    with pytest.raises(StoreError, match=r"ann\.jsonl:2: not a valid answer"):
+    with pytest.raises(StoreError, match=r"ann\.jsonl, line 2: .*not a valid answer"):
         store.answers("ann")
     with pytest.raises(StoreError):  # nothing is appended to a file that cannot be read back
         _answer(store, "ann", "p2")
@@ -229,28 +230,28 @@ def test_tau_bench_pairs(tau_pairs):
 
 def test_tau_bench_malformed_input_names_file_and_record(tmp_path):
     f = tmp_path / "runs.json"
-    with pytest.raises(FileNotFoundError, match="runs.json"):
+    with pytest.raises(PairImportError, match="runs.json: no such tau-bench results file"):
         pairs_from_tau_bench(f)
     f.write_text("{not json")
-    with pytest.raises(PairImportError, match=r"runs\.json: not a JSON file"):
+    with pytest.raises(PairImportError, match=r"runs\.json, line 1, column 2: not valid JSON"):
         pairs_from_tau_bench(f)
     f.write_text(json.dumps({"task_id": 1}))
     with pytest.raises(PairImportError, match="expected a JSON list"):
         pairs_from_tau_bench(f)
     ok = {"task_id": 3, "trial": 0, "reward": 1.0, "traj": [{"role": "user", "content": "hi"}]}
     f.write_text(json.dumps([ok, {"task_id": 3, "trial": 1, "traj": []}]))
-    with pytest.raises(PairImportError, match=r"runs\.json: conversation \[1\] \(task_id=3\) has no 'reward'"):
+    with pytest.raises(PairImportError, match=r"runs\.json, conversation \[1\] \(task_id=3\): field 'reward': is missing"):
         pairs_from_tau_bench(f)
     bad_msg = {**ok, "trial": 1, "reward": 0.0, "traj": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}
     f.write_text(json.dumps([ok, bad_msg]))
-    with pytest.raises(PairImportError, match=r"conversation \[1\] \(task_id=3, trial=1\): traj\[0\]"):
+    with pytest.raises(PairImportError, match=r"conversation \[1\] \(task_id=3, trial=1\): field 'traj\[0\]'"):
         pairs_from_tau_bench(f)
     good = {**ok, "traj": [{"role": "system", "content": "POLICY TEXT"}, {"role": "user", "content": "hi"}]}
     f.write_text(json.dumps([good, {**good, "trial": 1, "reward": 0.0}, {**good, "trial": 2}]))
     pairs = pairs_from_tau_bench(f)
     assert len(pairs) == 2  # (0,1) and (1,2); (0,2) have the same reward
     assert pairs[0].references[0].text == "POLICY TEXT"  # no policy.md beside: the system prompt
-    with pytest.raises(FileNotFoundError, match="policy"):
+    with pytest.raises(InputError, match="no such policy file"):
         pairs_from_tau_bench(f, policy_path=tmp_path / "nope.md")
 
 

@@ -214,7 +214,7 @@ def test_esci_errors_name_file_row_and_field(tmp_path):
     import pandas as pd
 
     ex_path, pr_path = write_esci_fixture(tmp_path, n_queries=5, n_products=60)
-    with pytest.raises(CatalogError, match=r"examples\.parquet: column.*product_title.*swapped"):
+    with pytest.raises(CatalogError, match=r"examples\.parquet.*column.*product_title.*swapped"):
         load_esci(ex_path, ex_path)  # swapped: the examples file has no product columns
     df = pd.read_parquet(pr_path)
     df.loc[7, "product_title"] = None

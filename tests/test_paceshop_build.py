@@ -93,7 +93,7 @@ def test_files_are_deterministic_and_validated(built, tmp_path):
         lines[2].replace('"label":"GOOD"', '"label":"MAYBE"').replace('"label":"BAD"', '"label":"MAYBE"')
     )
     (a / "records_packaged.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(DataFileError, match=r"records_packaged\.jsonl:3: record '.+': field 'label'"):
+    with pytest.raises(DataFileError, match=r"records_packaged\.jsonl, line 3 \(record '.+'\): field 'label'"):
         load_records(a)
 
 
@@ -105,7 +105,7 @@ def test_other_seed_differs(built):
 
 def test_incomplete_build_is_not_loaded(tmp_path):
     (tmp_path / "records_packaged.jsonl").write_text("")
-    with pytest.raises(FileNotFoundError, match="no complete PACEShop build"):
+    with pytest.raises(DataFileError, match="no complete PACEShop build"):
         load_records(tmp_path)
 
 

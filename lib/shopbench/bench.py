@@ -1,4 +1,5 @@
-"""``make bench``: benchmarks written to ``outputs/bench/<file>.json`` (gateway, paceshop_build).
+"""``make bench``: benchmarks written to ``outputs/bench/<file>.json`` (gateway, paceshop_build, ...,
+reliability: :mod:`shopbench.benchmarks.reliability`, issue 12 §6).
 
 Each benchmark runs in its own subprocess so that its peak RSS is its own. The fake OpenAI server
 runs in a separate process too, so it does not compete with the gateway for the GIL.
@@ -192,6 +193,7 @@ BENCHES = {
     "shop": lambda: __import__("shopbench.shopsim.bench", fromlist=["x"]).bench_shop(),
     "padme_synthesis": lambda: __import__("shopbench.padme.bench", fromlist=["x"]).bench_synthesis(),
     "padme_meta_eval": lambda: __import__("shopbench.padme.bench", fromlist=["x"]).bench_meta_eval(),
+    "reliability": lambda: __import__("shopbench.benchmarks.reliability", fromlist=["x"]).bench_reliability(),
 }
 FILES = {  # benchmark file -> the benchmarks it holds
     "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "cached", "llamacpp"],
@@ -200,6 +202,7 @@ FILES = {  # benchmark file -> the benchmarks it holds
     "agreement": ["agreement"],
     "shop": ["shop"],
     "padme": ["padme_synthesis", "padme_meta_eval"],
+    "reliability": ["reliability"],
 }
 
 
@@ -238,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for r in json.loads(p.stdout.strip().splitlines()[-1]):
                 results.append(r)
-                print(f"  {r['name']}: {r['value']} {r['unit'] or ''} (goal {r['goal']}) {r.get('detail', '')}")
+                detail = r.get("detail", "")
+                detail = detail if isinstance(detail, str) else "(raw results in the file)"
+                print(f"  {r['name']}: {r['value']} {r['unit'] or ''} (goal {r['goal']}) {detail}")
         out = Path(a.out) if (a.out and len(FILES) == 1) else outputs_root() / "bench" / f"{file}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         doc = {"benchmark": file, "machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -42,6 +42,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
+from ..paceshop.io import read_json
+
 ANNOTATION_COLUMNS = ["pair_id", "annotator", "panel", "criterion", "choice", "confidence"]
 ANSWER_KEY_COLUMNS = ["pair_id", "correct_response", "filter_outcome", "criterion", "group_id"]
 FILTER_OUTCOMES = ("kept", "judge1_reject", "judge2_reject")
@@ -51,13 +54,18 @@ DERIVED_COLUMNS = ("cell", "domain", "task")  # from sampling.json cells, not st
 _PANEL = re.compile(r"^panel_(.+)$")
 
 
-class HumanStudyFormatError(ValueError):
-    """A malformed human-study file or row; ``file``, ``row`` and ``field`` say where."""
+_FIX = "correct the row (the study layout is described in shopbench.annotate.humanstudy)"
 
-    def __init__(self, file: str, message: str, row: int | None = None, field: str | None = None):
-        self.file, self.row, self.field = file, row, field
-        where = file + (f", row {row}" if row is not None else "") + (f", field '{field}'" if field else "")
-        super().__init__(f"{where}: {message}")
+
+class HumanStudyFormatError(InputError):
+    """A malformed human-study file or row; ``file``, ``row`` (0-based, as in the JSON array) and
+    ``field`` say where, ``fix`` what to do."""
+
+    def __init__(self, file: str | Path, message: str, row: int | None = None, field: str | None = None, *,
+                 where: str | None = None, fix: str | None = None):  # fmt: skip
+        self.row = row
+        super().__init__(message, file=file, where=where or (f"row {row}" if row is not None else None),
+                         field=field, fix=fix or _FIX)  # fmt: skip
 
 
 def _natural(s: str):
@@ -65,37 +73,41 @@ def _natural(s: str):
 
 
 def _read_json(path: Path, root: Path):
-    rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    """A study file, strictly read (UTF-8, no NaN/Infinity, no repeated keys), and the path errors name."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")), rel
-    except json.JSONDecodeError as e:
-        raise HumanStudyFormatError(rel, f"not valid JSON ({e})") from None
+        return read_json(path, "human-study file", fix="restore the study file (strict UTF-8 JSON)"), str(path)
+    except InputError as e:
+        raise HumanStudyFormatError(str(path), e.problem, where=e.where, field=e.field, fix=e.fix) from None
 
 
 def _field(row, i: int, rel: str, name: str, *, allowed=None, kind=None, required=True):
     if name not in row or row[name] is None:
         if required:
-            raise HumanStudyFormatError(rel, "missing", i, name)
+            raise HumanStudyFormatError(rel, "missing", i, name, fix=f"add '{name}' to the row (or drop the row)")
         return None
     v = row[name]
     if kind is str:
         if not isinstance(v, str) or not v.strip():
-            raise HumanStudyFormatError(rel, f"must be a non-empty string, got {v!r}", i, name)
-    elif kind is int:
-        if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v):
-            raise HumanStudyFormatError(rel, f"must be an integer in {list(allowed)}, got {v!r}", i, name)
-        v = int(v)
+            raise HumanStudyFormatError(rel, f"must be a non-empty string, got {v!r}", i, name,
+                                        fix=f"give '{name}' as text")  # fmt: skip
+    elif kind is int:  # an integer written as such: 2.0 is not a slot (issue 12)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise HumanStudyFormatError(rel, f"must be an integer in {list(allowed)}, got {v!r}", i, name,
+                                        fix=f"write one of {list(allowed)} (an integer, no decimal point)")  # fmt: skip
     if allowed is not None and v not in allowed:
-        raise HumanStudyFormatError(rel, f"must be one of {list(allowed)}, got {v!r}", i, name)
+        raise HumanStudyFormatError(rel, f"must be one of {list(allowed)}, got {v!r}", i, name,
+                                    fix=f"write one of {list(allowed)}")  # fmt: skip
     return v
 
 
 def _rows(data, rel: str) -> list:
     if not isinstance(data, list):
-        raise HumanStudyFormatError(rel, f"expected a JSON array of rows, got {type(data).__name__}")
+        raise HumanStudyFormatError(rel, f"expected a JSON array of rows, got {type(data).__name__}",
+                                    fix="the file must hold a JSON array of row objects")  # fmt: skip
     for i, r in enumerate(data):
         if not isinstance(r, dict):
-            raise HumanStudyFormatError(rel, f"expected an object, got {type(r).__name__}", i)
+            raise HumanStudyFormatError(rel, f"expected an object, got {type(r).__name__}", i,
+                                        fix="each row must be a JSON object")  # fmt: skip
     return data
 
 
@@ -118,25 +130,27 @@ def read_sampling(path) -> dict | None:
         return None
     data, rel = _read_json(p, Path(path))
     if not isinstance(data, dict):
-        raise HumanStudyFormatError(rel, f"expected a JSON object, got {type(data).__name__}")
+        raise HumanStudyFormatError(rel, f"expected a JSON object, got {type(data).__name__}",
+                                    fix="sampling.json holds one JSON object (with a 'cells' list)")  # fmt: skip
     return data
 
 
 def _load_answer_key(root: Path, criteria: set | None) -> pd.DataFrame:
     p = root / "answer_key.json"
     if not p.exists():
-        raise HumanStudyFormatError("answer_key.json", f"not found in {root}")
+        raise HumanStudyFormatError(str(p), "not found", fix="every study folder needs its answer_key.json")
     data, rel = _read_json(p, root)
     out, seen = [], {}
     for i, r in enumerate(_rows(data, rel)):
         pid = _field(r, i, rel, "id", kind=str)
         if pid in seen:
-            raise HumanStudyFormatError(rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id")
+            raise HumanStudyFormatError(rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id",
+                                        fix="every pair appears once in the answer key; drop the copy")  # fmt: skip
         seen[pid] = i
         crit = _field(r, i, rel, "criterion_name", kind=str)
         if criteria is not None and crit not in criteria:
             raise HumanStudyFormatError(rel, f"criterion {crit!r} is not in criteria.json {sorted(criteria)}", i,
-                                        "criterion_name")  # fmt: skip
+                                        "criterion_name", fix="use a criterion criteria.json names")  # fmt: skip
         row = {"pair_id": pid,
                "correct_response": _field(r, i, rel, "correct_response", allowed=CHOICES, kind=int),
                "filter_outcome": _field(r, i, rel, "filter_outcome", allowed=FILTER_OUTCOMES, kind=str),
@@ -148,7 +162,7 @@ def _load_answer_key(root: Path, criteria: set | None) -> pd.DataFrame:
         out.append(row)
     df = pd.DataFrame(out)
     if df.empty:
-        raise HumanStudyFormatError(rel, "has no rows")
+        raise HumanStudyFormatError(rel, "has no rows", fix="the answer key needs one row per pair")
     df["correct_response"] = df["correct_response"].astype("int64")
     return df
 
@@ -174,7 +188,8 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
     """Read and validate a study folder: ``(annotations, answer_key)`` (see the module docstring)."""
     root = Path(path)
     if not root.is_dir():
-        raise FileNotFoundError(f"no human-study folder at {root}")
+        raise HumanStudyFormatError(str(root), "no human-study folder here",
+                                    fix="pass the folder that holds answer_key.json and panel_<k>/ folders")  # fmt: skip
     crit_rows = read_criteria(root)
     criteria = {r["name"] for r in crit_rows} if crit_rows is not None else None
     key = _load_answer_key(root, criteria)
@@ -183,34 +198,37 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
         (d for d in root.iterdir() if d.is_dir() and _PANEL.match(d.name)), key=lambda d: _natural(d.name)
     )
     if not panels:
-        raise HumanStudyFormatError(str(root), "no panel_<k> folders")
+        raise HumanStudyFormatError(str(root), "no panel_<k> folders",
+                                    fix="put each panel's annotator files in panel_1/, panel_2/, ...")  # fmt: skip
     rows, owner = [], {}
     for d in panels:
         label = _PANEL.match(d.name).group(1)
         panel = int(label) if label.isdigit() else label
         files = sorted(d.glob("*.json"), key=lambda f: _natural(f.stem))
         if not files:
-            raise HumanStudyFormatError(str(d.relative_to(root)), "has no annotator files")
+            raise HumanStudyFormatError(str(d), "has no annotator files",
+                                        fix="put one <annotator>.json per annotator in the panel folder")  # fmt: skip
         for f in files:
             ann = f.stem
             data, rel = _read_json(f, root)
             if ann in owner:
-                raise HumanStudyFormatError(rel, f"annotator {ann!r} also appears in {owner[ann]}")
+                raise HumanStudyFormatError(rel, f"annotator {ann!r} also appears in {owner[ann]}",
+                                            fix="panels are disjoint: keep each annotator in one panel")  # fmt: skip
             owner[ann] = rel
             seen = {}
             for i, r in enumerate(_rows(data, rel)):
                 pid = _field(r, i, rel, "id", kind=str)
                 if pid in seen:
-                    raise HumanStudyFormatError(
-                        rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id"
-                    )
+                    raise HumanStudyFormatError(rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id",
+                                                fix="an annotator rates each pair once; drop the copy")  # fmt: skip
                 seen[pid] = i
                 if pid not in key_crit:
-                    raise HumanStudyFormatError(rel, f"id {pid!r} is not in answer_key.json", i, "id")
+                    raise HumanStudyFormatError(rel, f"id {pid!r} is not in answer_key.json", i, "id",
+                                                fix="rate only pairs of the answer key")  # fmt: skip
                 crit = _field(r, i, rel, "criterion_name", kind=str)
                 if crit != key_crit[pid]:
                     raise HumanStudyFormatError(rel, f"{crit!r} differs from the answer key's {key_crit[pid]!r}", i,
-                                                "criterion_name")  # fmt: skip
+                                                "criterion_name", fix="use the answer key's criterion")  # fmt: skip
                 rows.append({"pair_id": pid, "annotator": ann, "panel": panel, "criterion": crit,
                              "choice": _field(r, i, rel, "judge_preference", allowed=CHOICES, kind=int),
                              "confidence": _field(r, i, rel, "confidence", allowed=CONFIDENCES, kind=int)})  # fmt: skip
@@ -220,6 +238,7 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
     if attach_cells:
         key, note = _attach_cells(key, read_sampling(root))
     key.attrs["notes"] = [note]
+    key.attrs["source"] = str(root)  # errors found later (stats.study.prepare) name the folder
     return ann_df, key
 
 

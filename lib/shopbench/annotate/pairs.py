@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from shopbench.errors import InputError, read_text
+
 Side = Literal["side_a", "side_b"]
 SIDES: tuple[Side, Side] = ("side_a", "side_b")
 
@@ -181,7 +183,7 @@ class Pair(_Model):
         return self.side_a if name == "side_a" else self.side_b
 
 
-class PairImportError(ValueError):
+class PairImportError(InputError):
     """An input file or record cannot be turned into pairs; the message names file and record."""
 
 
@@ -194,12 +196,14 @@ def write_pairs(path: str | Path, pairs: Iterable[Pair]) -> str:
 
 
 def read_pairs(path: str | Path) -> list[Pair]:
+    """Pairs written by :func:`write_pairs`: strict JSON lines, each a valid :class:`Pair`, ids unique;
+    a bad line is a :class:`PairImportError` naming file, line, pair and field (issue 12 §2)."""
     from shopbench.paceshop.io import DataFileError, read_jsonl
 
     try:
-        return read_jsonl(path, Pair)
+        return read_jsonl(path, Pair, id_field="id", fix="fix or remove that line, or write the pairs again")
     except DataFileError as e:
-        raise PairImportError(str(e)) from None
+        raise PairImportError(e.problem, file=e.file, where=e.where, field=e.field, fix=e.fix) from None
 
 
 def _short_hash(*parts: object, n: int = 10) -> str:
@@ -222,14 +226,17 @@ def _place(label: Side, winner: Item, loser: Item) -> tuple[Item, Item]:
 # ---- tau-bench -------------------------------------------------------------------------------------
 def _tau_messages(path: Path, i: int, conv: dict) -> tuple[list[Message], str | None]:
     """The conversation without its system prompt, and the system prompt."""
-    where = f"{path}: conversation [{i}] (task_id={conv.get('task_id')!r}, trial={conv.get('trial')!r})"
+    where = f"conversation [{i}] (task_id={conv.get('task_id')!r}, trial={conv.get('trial')!r})"
+    fix = "restore the published results file"
     traj = conv.get("traj")
     if not isinstance(traj, list):
-        raise PairImportError(f"{where}: 'traj' must be a list of messages, got {type(traj).__name__}")
+        raise PairImportError(f"must be a list of messages, got {type(traj).__name__}", file=path, where=where,
+                              field="traj", fix=fix)  # fmt: skip
     system, out = None, []
     for j, m in enumerate(traj):
         if not isinstance(m, dict) or "role" not in m:
-            raise PairImportError(f"{where}: traj[{j}] is not a message with a 'role'")
+            raise PairImportError("is not a message with a 'role'", file=path, where=where, field=f"traj[{j}]",
+                                  fix=fix)  # fmt: skip
         role = m["role"]
         if role == "system":
             system = m.get("content") or ""
@@ -245,7 +252,8 @@ def _tau_messages(path: Path, i: int, conv: dict) -> tuple[list[Message], str | 
             out.append(Message(role=role, content=None if content is None else str(content), tool_calls=calls,
                                name=m.get("name"), tool_call_id=m.get("tool_call_id")))  # fmt: skip
         except (KeyError, TypeError, AttributeError, ValidationError) as e:
-            raise PairImportError(f"{where}: traj[{j}] (role {role!r}) is malformed: {e}") from None
+            raise PairImportError(f"(role {role!r}) is malformed: {e}", file=path, where=where, field=f"traj[{j}]",
+                                  fix=fix) from None  # fmt: skip
     return out, system
 
 
@@ -274,29 +282,27 @@ def pairs_from_tau_bench(path: str | Path, policy_path: str | Path | None = None
 
     With ``max_pairs``, pairs are drawn round-robin over tasks (seeded), so many tasks are covered.
     """
+    from shopbench.paceshop.io import read_json
+
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"tau-bench file {path} does not exist")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise PairImportError(f"{path}: not a JSON file: {e}") from None
+    fix = "restore the published tau-bench results file (a JSON list of {task_id, trial, reward, traj, info})"
+    data = read_json(path, "tau-bench results file", fix=fix, error=PairImportError)
     if not isinstance(data, list):
-        raise PairImportError(f"{path}: expected a JSON list of conversations, got {type(data).__name__}")
+        raise PairImportError(f"expected a JSON list of conversations, got {type(data).__name__}", file=path, fix=fix)
     convs: list[tuple[dict, list[Message]]] = []
     system_prompt = None
     for i, conv in enumerate(data):
         if not isinstance(conv, dict):
-            raise PairImportError(f"{path}: conversation [{i}] is a {type(conv).__name__}, not an object")
+            raise PairImportError(f"is a {type(conv).__name__}, not an object", file=path,
+                                  where=f"conversation [{i}]", fix=fix)  # fmt: skip
         for key in ("task_id", "reward", "traj"):
             if key not in conv:
-                raise PairImportError(f"{path}: conversation [{i}] (task_id={conv.get('task_id')!r}) has no '{key}'")
-        try:
-            float(conv["reward"])
-        except (TypeError, ValueError):
-            raise PairImportError(
-                f"{path}: conversation [{i}] (task_id={conv['task_id']!r}): reward {conv['reward']!r} is not a number"
-            ) from None
+                raise PairImportError("is missing", file=path, field=key, fix=fix,
+                                      where=f"conversation [{i}] (task_id={conv.get('task_id')!r})")  # fmt: skip
+        reward = conv["reward"]
+        if isinstance(reward, bool) or not isinstance(reward, int | float):
+            raise PairImportError(f"{reward!r} is not a number", file=path, field="reward", fix=fix,
+                                  where=f"conversation [{i}] (task_id={conv['task_id']!r})")  # fmt: skip
         msgs, system = _tau_messages(path, i, conv)
         system_prompt = system_prompt or system
         convs.append((conv, msgs))
@@ -306,9 +312,8 @@ def pairs_from_tau_bench(path: str | Path, policy_path: str | Path | None = None
     references = []
     if policy_path is not None:
         policy_path = Path(policy_path)
-        if not policy_path.exists():
-            raise FileNotFoundError(f"policy file {policy_path} does not exist")
-        references.append(Reference(title="Agent policy", text=policy_path.read_text(encoding="utf-8"), format="markdown"))
+        text = read_text(policy_path, "policy file")
+        references.append(Reference(title="Agent policy", text=text, format="markdown"))
     elif system_prompt:
         references.append(Reference(title="Agent policy", text=system_prompt, format="markdown"))
     references.append(_tool_reference(convs))

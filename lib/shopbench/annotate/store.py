@@ -29,6 +29,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from ..errors import InputError
+from ..paceshop.io import parse_json
 from .pairs import SIDES, Side
 
 Slot = Literal["A", "B"]
@@ -36,8 +38,12 @@ CONFIDENCE_LEVELS = (0, 50, 100)  # on screen; Appendix H.6 maps them to 0 / 1 /
 _ANNOTATOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
-class StoreError(ValueError):
-    """An answer file holds a line that is not a valid answer (file and line are named)."""
+class StoreError(InputError):
+    """An answer file holds a line that is not a valid answer (file, line and field are named)."""
+
+
+_FIX = ("move the bad line out of the file (the annotator answers that pair again); "
+        "lines are written by AnnotationStore.append only")  # fmt: skip
 
 
 def check_annotator(annotator: str) -> str:
@@ -90,6 +96,23 @@ class Answer(BaseModel):
         return self
 
 
+def _answer(path: Path, lineno: int, raw: bytes) -> Answer:
+    """One line of an answer file: UTF-8, strict JSON (no NaN, no repeated key), a valid :class:`Answer`."""
+    where = f"line {lineno}"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise StoreError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})", file=path,
+                         where=where, fix=_FIX) from None  # fmt: skip
+    obj = parse_json(text, path, where=where, what="answer file", fix=_FIX, error=StoreError)
+    try:
+        return Answer.model_validate(obj)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or None
+        raise StoreError(f"not a valid answer: {err['msg']}", file=path, where=where, field=field, fix=_FIX) from None
+
+
 class AnnotationStore:
     """Answers of all annotators under one folder."""
 
@@ -115,15 +138,9 @@ class AnnotationStore:
         # here and moved aside on the next append
         complete = data.split(b"\n")[:-1]
         out = []
-        for lineno, line in enumerate(complete, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(Answer.model_validate_json(line))
-            except ValidationError as e:
-                err = e.errors()[0]
-                field = ".".join(str(x) for x in err["loc"]) or "(line)"
-                raise StoreError(f"{path}:{lineno}: not a valid answer: field '{field}': {err['msg']}") from None
+        for lineno, raw in enumerate(complete, 1):
+            if raw.strip():
+                out.append(_answer(path, lineno, raw))
         return out
 
     def answers(self, annotator: str) -> dict[str, Answer]:

@@ -20,12 +20,13 @@ Bad input raises :class:`CatalogError` naming the file, the row or record, the f
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..paceshop import taxonomy as T
+from ..paceshop.io import read_json
 from ..paceshop.schema import Product, Query
 from .keywords import VERTICAL_KEYWORDS, normalize_query, pick_rule, tag_query
 
@@ -37,8 +38,13 @@ ESCI_LABELS = ("E", "S", "C", "I")
 _TAGS = re.compile(r"<[^>]+>")
 
 
-class CatalogError(ValueError):
+class CatalogError(InputError):
     """A catalog file that cannot be imported; the message names the file, the record and the field."""
+
+
+def _plain(v: Any) -> Any:
+    """A numpy scalar as the Python value it holds (for messages: ``3``, not ``np.int64(3)``)."""
+    return v.item() if hasattr(v, "item") else v
 
 
 def _text(v: Any) -> str:
@@ -71,20 +77,22 @@ def _read_parquet(path: Path, columns: list[str], what: str):
     import pyarrow.parquet as pq
 
     if not path.is_file():
-        raise CatalogError(f"{path}: no such file; pass the path of the ESCI {what} parquet file")
+        raise CatalogError("no such file", file=path, fix=f"pass the path of the ESCI {what} parquet file")
     try:
         names = pq.read_schema(path).names
     except Exception as e:  # pyarrow raises several types for non-parquet input
-        raise CatalogError(
-            f"{path}: not a readable parquet file ({e}); pass the ESCI {what} parquet file"
-        ) from e
+        raise CatalogError(f"not a readable parquet file ({e})", file=path,
+                           fix=f"pass the ESCI {what} parquet file") from None  # fmt: skip
     missing = [c for c in columns if c not in names]
     if missing:
-        raise CatalogError(
-            f"{path}: column(s) {missing} missing; the ESCI {what} file needs {columns} (has {names}). "
-            "Check that the examples and products paths are not swapped."
-        )
-    return pd.read_parquet(path, columns=columns)
+        raise CatalogError(f"column(s) {missing} missing; the ESCI {what} file needs {columns} (has {names})",
+                           file=path, field=missing[0],
+                           fix="check that the examples and products paths are not swapped")  # fmt: skip
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except Exception as e:  # a damaged row group
+        raise CatalogError(f"cannot read the parquet data ({e})", file=path,
+                           fix=f"re-download the ESCI {what} file") from None  # fmt: skip
 
 
 def load_esci(
@@ -110,14 +118,18 @@ def load_esci(
                                                                strict=True):  # fmt: skip
         pid = _text(pid)
         if not pid:
-            raise CatalogError(f"{pr_path}: row {row}: field 'product_id' is empty; every product needs an id "
-                               "(fix or drop the row)")  # fmt: skip
+            raise CatalogError("is empty; every product needs an id", file=pr_path, where=f"row {row}",
+                               field="product_id", fix="fix or drop the row")  # fmt: skip
         if pid in products:
             continue
+        where = f"row {row} (product_id={pid!r})"
+        if title is not None and not isinstance(title, str) and title == title:  # NaN is a missing title
+            raise CatalogError(f"is {type(title).__name__} {title!r}, not text", file=pr_path, where=where,
+                               field="product_title", fix="product titles are text; check the column")  # fmt: skip
         title = _text(title)
         if not title:
-            raise CatalogError(f"{pr_path}: row {row} (product_id={pid!r}): field 'product_title' is empty; "
-                               "every evidence record needs a title (fix or drop the row)")  # fmt: skip
+            raise CatalogError("is empty; every evidence record needs a title", file=pr_path, where=where,
+                               field="product_title", fix="fix or drop the row")  # fmt: skip
         brand = _text(brand)
         products[pid] = Product(
             product_id=pid, title=title, brand=brand, color=_text(color), bullet_points=_bullets(bullets),
@@ -128,13 +140,15 @@ def load_esci(
         bad = ex[ex[col].isna()]
         if len(bad):
             row = bad.index[0]
-            raise CatalogError(f"{ex_path}: row {row} (example_id={ex.at[row, 'example_id']!r}): field {col!r} is "
-                               f"missing ({len(bad)} rows); fix or drop those rows")  # fmt: skip
+            raise CatalogError(f"is missing ({len(bad)} rows)", file=ex_path,
+                               where=f"row {row} (example_id={_plain(ex.at[row, 'example_id'])!r})", field=col,
+                               fix="fix or drop those rows")  # fmt: skip
     bad = ex[~ex["esci_label"].isin(ESCI_LABELS)]
     if len(bad):
         row = bad.index[0]
-        raise CatalogError(f"{ex_path}: row {row} (example_id={ex.at[row, 'example_id']!r}): field 'esci_label' is "
-                           f"{ex.at[row, 'esci_label']!r}; expected one of {list(ESCI_LABELS)}")  # fmt: skip
+        raise CatalogError(f"is {_plain(ex.at[row, 'esci_label'])!r}", file=ex_path,
+                           where=f"row {row} (example_id={_plain(ex.at[row, 'example_id'])!r})", field="esci_label",
+                           fix=f"use one of {list(ESCI_LABELS)}")  # fmt: skip
 
     exact: dict[Any, list[str]] = {}
     for qid, pid in zip(ex.loc[ex["esci_label"] == "E", "query_id"].tolist(),
@@ -210,7 +224,7 @@ _INFO_KEYS = ("warrantyInformation", "shippingInformation", "returnPolicy", "ava
 
 def _json_error(path: Path, index: int, rid: Any, field: str, problem: str, fix: str) -> CatalogError:
     who = f"record {index}" + (f" (id={rid!r})" if rid is not None else "")
-    return CatalogError(f"{path}: {who}: field {field!r} {problem}; {fix}")
+    return CatalogError(problem, file=path, where=who, field=field, fix=fix)
 
 
 def _str_list(path: Path, i: int, rid: Any, field: str, v: Any) -> list[str]:
@@ -234,27 +248,22 @@ def load_json_products(path: str | Path) -> list[Product]:
     """
     path = Path(path)
     if not path.is_file():
-        raise CatalogError(f"{path}: no such file; pass the path of a JSON product list")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise CatalogError(
-            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix the file"
-        ) from e
+        raise CatalogError("no such file", file=path, fix="pass the path of a JSON product list")
+    data = read_json(path, "JSON product list", fix="fix the file", error=CatalogError)
     if isinstance(data, dict):
         if not isinstance(data.get("products"), list):
-            raise CatalogError(f"{path}: top-level object has no 'products' list; give a list of products or "
-                               '{"products": [...]}')  # fmt: skip
+            raise CatalogError("top-level object has no 'products' list", file=path, field="products",
+                               fix='give a list of products or {"products": [...]}')  # fmt: skip
         data = data["products"]
     if not isinstance(data, list):
-        raise CatalogError(f"{path}: top level is {type(data).__name__}; give a list of product objects or "
-                           '{"products": [...]}')  # fmt: skip
+        raise CatalogError(f"top level is {type(data).__name__}", file=path,
+                           fix='give a list of product objects or {"products": [...]}')  # fmt: skip
     out: list[Product] = []
     seen: dict[str, int] = {}
     for i, rec in enumerate(data):
         if not isinstance(rec, dict):
-            raise CatalogError(f"{path}: record {i} is {type(rec).__name__}, not an object; each product must be "
-                               "a JSON object with at least a title")  # fmt: skip
+            raise CatalogError(f"is {type(rec).__name__}, not an object", file=path, where=f"record {i}",
+                               fix="each product must be a JSON object with at least a title")  # fmt: skip
         rid = rec.get("id")
         if rid is not None and not isinstance(rid, str | int):
             raise _json_error(path, i, None, "id", f"is {type(rid).__name__}", "use a string or integer id")

@@ -333,10 +333,12 @@ def write(result: BuildResult, out_dir: str | Path, cfg: BuildConfig) -> dict:
 
 
 def load_records(out_dir: str | Path, view: str = "packaged") -> list[Record]:
-    """Read the packaged records back, validating each line (errors name file, line, record, field)."""
-    from .io import read_jsonl
+    """Read the packaged records back, validating each line: a bad line, an empty file or a repeated
+    ``record_id`` is a :class:`~.io.DataFileError` naming file, line, record and field (issue 12 §2)."""
+    from .io import DataFileError, read_jsonl
 
     out = Path(out_dir)
     if not (out / "manifest.json").exists():
-        raise FileNotFoundError(f"{out} holds no complete PACEShop build (no manifest.json); run notebook 10")
-    return read_jsonl(out / f"records_{view}.jsonl", Record)
+        raise DataFileError("holds no complete PACEShop build (no manifest.json)", file=out,
+                            fix="build it with notebook 10 (or `make paper`), or pass the build's folder")  # fmt: skip
+    return read_jsonl(out / f"records_{view}.jsonl", Record, id_field="record_id")

@@ -47,6 +47,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import taxonomy as T
 from .schema import (
@@ -439,3 +440,13 @@ def build_personas(
         )  # fmt: skip
         out.append(persona.model_copy(update={"context_summary": render_summary(persona)}))
     return out
+
+
+def load_personas(path: str | Path) -> list[Persona]:
+    """A ``personas.jsonl`` written by the build, read back: every line strict JSON and a valid
+    :class:`Persona`, ids unique; a bad line is a :class:`~.io.DataFileError` naming file, line,
+    persona and field (issue 12 §2)."""
+    from .io import read_jsonl
+
+    return read_jsonl(path, Persona, id_field="persona_id",
+                      fix="fix or remove that line, or rebuild the personas (notebook 10)")  # fmt: skip

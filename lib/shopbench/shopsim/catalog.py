@@ -38,6 +38,9 @@ from typing import Any
 
 import pandas as pd
 
+from .. import strictjson
+from ..errors import InputError
+from ..paceshop.io import parse_json, read_input_text
 from .types import ShopProduct, Variant
 
 # ---- category mix (our choice; Table 4's numbers are not in our copy) ----------------------------
@@ -82,7 +85,7 @@ P_VARIANT_OUT = 0.12  # share of variants of an in-stock product that are sold o
 MAX_STOCK = 60
 
 
-class CatalogFileError(ValueError):
+class CatalogFileError(InputError):
     """A catalog file that cannot be read: the message names the file, the record and the fix."""
 
 
@@ -1149,16 +1152,17 @@ _GROCERY_TAGS = {
 
 
 def _err(path: Path, where: str, msg: str) -> CatalogFileError:
-    return CatalogFileError(f"{path}: {where}: {msg}; {_FIX}")
+    return CatalogFileError(msg, file=path, where=where, fix=_FIX)
 
 
-def _where(i: int, rec: Any) -> str:
+def _where(i: int, rec: Any, line: int | None = None) -> str:
     rid = rec.get("product_id", rec.get("id")) if isinstance(rec, dict) else None
-    return f"record {i}" + (f" (id {rid!r})" if rid is not None else "")
+    head = (f"line {line}, " if line is not None else "") + f"record {i}"
+    return head + (f" (id {rid!r})" if rid is not None else "")
 
 
-def _from_shop_record(path: Path, i: int, rec: dict) -> ShopProduct:
-    where = _where(i, rec)
+def _from_shop_record(path: Path, i: int, rec: dict, line: int | None = None) -> ShopProduct:
+    where = _where(i, rec, line)
     for key, typ, label in (("product_id", str, "a non-empty string"), ("title", str, "a non-empty string"),
                             ("brand", str, "a string"), ("category", str, "a non-empty string"),
                             ("description", str, "a string")):  # fmt: skip
@@ -1214,12 +1218,12 @@ def _from_shop_record(path: Path, i: int, rec: dict) -> ShopProduct:
     )  # fmt: skip
 
 
-def _from_dummyjson(path: Path, i: int, rec: dict) -> ShopProduct:
+def _from_dummyjson(path: Path, i: int, rec: dict, line: int | None = None) -> ShopProduct:
     """A DummyJSON product -> ShopProduct. Category mapped by :data:`DUMMYJSON_CATEGORIES` (groceries
     split by tag); id ``<code><id:05d>``; ``type`` = the most specific tag (the lower-cased title
     when there is only one tag); tags, warranty, shipping, return policy and SKU kept as attributes;
     price and stock as given (not clipped); no variants."""
-    where = _where(i, rec)
+    where = _where(i, rec, line)
     rid = rec.get("id")
     if isinstance(rid, bool) or not isinstance(rid, int | str) or str(rid).strip() == "":
         raise _err(path, where, f"field 'id' must be an integer or text, got {rid!r}")
@@ -1269,57 +1273,58 @@ def load_products(path: str | os.PathLike) -> list[ShopProduct]:
     record and the fix."""
     path = Path(path)
     if not path.is_file():
-        raise CatalogFileError(f"{path}: catalog file not found; pass the path of a .jsonl/.json product file "
+        raise CatalogFileError("catalog file not found", file=path, fix="pass the path of a .jsonl/.json product file "
                                "or build one with control_catalog() + save_products()")  # fmt: skip
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        raise CatalogFileError(f"{path}: the file is empty; it must hold at least one product record")
-    records: list[Any]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        if path.suffix.lower() == ".json":
-            raise CatalogFileError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
-                                   "a .json catalog must be a list of product objects") from e  # fmt: skip
-        records = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e2:
-                raise CatalogFileError(f"{path}: line {n} is not valid JSON ({e2.msg} at column {e2.colno}); "
-                                       "a .jsonl catalog holds one product object per line") from e2  # fmt: skip
-    else:
-        if isinstance(data, list):
-            records = data
-        elif isinstance(data, dict) and isinstance(data.get("products"), list):
-            records = data["products"]
-        elif isinstance(data, dict):
-            records = [data]  # a one-line JSONL file
-        else:
-            raise CatalogFileError(f"{path}: expected a list of products or an object with a 'products' list, "
-                                   f"got {type(data).__name__}")  # fmt: skip
+    records, lines = _read_catalog(path)
     products: list[ShopProduct] = []
     first: dict[str, int] = {}
     for i, rec in enumerate(records):
+        line = lines[i] if lines else None
         if not isinstance(rec, dict):
-            raise _err(path, f"record {i}", f"must be a JSON object, got {type(rec).__name__}")
+            raise _err(path, _where(i, None, line), f"must be a JSON object, got {type(rec).__name__}")
         if "product_id" in rec:
-            p = _from_shop_record(path, i, rec)
+            p = _from_shop_record(path, i, rec, line)
         elif "id" in rec and "title" in rec:
-            p = _from_dummyjson(path, i, rec)
+            p = _from_dummyjson(path, i, rec, line)
         else:
-            raise _err(path, _where(i, rec), "neither a shop product (needs 'product_id') nor a DummyJSON "
-                                             "product (needs 'id' and 'title')")  # fmt: skip
+            raise _err(path, _where(i, rec, line), "neither a shop product (needs 'product_id') nor a DummyJSON "
+                                                   "product (needs 'id' and 'title')")  # fmt: skip
         if p.product_id in first:
-            raise _err(path, _where(i, rec), f"duplicate product_id {p.product_id!r} (first at record "
-                                             f"{first[p.product_id]}); product ids must be unique")  # fmt: skip
+            raise _err(path, _where(i, rec, line), f"duplicate product_id {p.product_id!r} (first at record "
+                                                   f"{first[p.product_id]}); product ids must be unique")  # fmt: skip
         first[p.product_id] = i
         products.append(p)
     if not products:
-        raise CatalogFileError(f"{path}: no product records; the file must hold at least one product")
+        raise CatalogFileError("no product records", file=path, fix="the file must hold at least one product")
     return products
+
+
+def _read_catalog(path: Path) -> tuple[list[Any], list[int] | None]:
+    """The records of a catalog file and, for JSONL, the line of each (strict JSON, UTF-8)."""
+    fix = "it must hold at least one product record"
+    text = read_input_text(path, "catalog file", fix, CatalogFileError)
+    try:
+        data = strictjson.loads(text, max_bytes=max(strictjson.MAX_BYTES, len(text)))
+    except strictjson.StrictJSONError:
+        if path.suffix.lower() == ".json" or "\n" not in text.strip():
+            parse_json(text, path, what="catalog", error=CatalogFileError,
+                       fix="a .json catalog must be a list of product objects")  # fmt: skip
+        records, lines = [], []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                records.append(parse_json(line, path, where=f"line {n}", what="catalog", error=CatalogFileError,
+                                          fix="a .jsonl catalog holds one product object per line"))  # fmt: skip
+                lines.append(n)
+        return records, lines
+    if isinstance(data, list):
+        return data, None
+    if isinstance(data, dict) and isinstance(data.get("products"), list):
+        return data["products"], None
+    if isinstance(data, dict):
+        return [data], [1]  # a one-line JSONL file
+    raise CatalogFileError(f"expected a list of products or an object with a 'products' list, got "
+                           f"{type(data).__name__}", file=path, fix="give a JSON list of product objects "
+                           "(or one product object per line)")  # fmt: skip
 
 
 def save_products(path: str | os.PathLike, products: Iterable[ShopProduct]) -> Path:

@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from .agreement import (
     alpha_from_coincidences,
     bootstrap_alpha,
@@ -208,18 +209,25 @@ class Study:
         return out
 
 
+def _study_error(answer_key: pd.DataFrame, problem: str, fix: str, field: str | None = None) -> InputError:
+    """A study that cannot be analysed, naming the folder it was read from (``attrs["source"]``)."""
+    return InputError(problem, file=answer_key.attrs.get("source", "the human-study frames"), field=field, fix=fix)
+
+
 def prepare(annotations: pd.DataFrame, answer_key: pd.DataFrame) -> Study:
-    """Pivot the annotation frame onto the answer key's pairs (pairs nobody rated are dropped)."""
+    """Pivot the annotation frame onto the answer key's pairs (pairs nobody rated are dropped).
+    A study that cannot be pivoted is an :class:`~shopbench.errors.InputError` (issue 12 §2)."""
     need = {"pair_id", "annotator", "panel", "choice", "confidence"}
     if missing := need - set(annotations.columns):
-        raise ValueError(f"annotations lack columns {sorted(missing)}")
+        raise _study_error(answer_key, f"annotations lack columns {sorted(missing)}",
+                           "read the study with annotate.humanstudy.load_human_study", sorted(missing)[0])  # fmt: skip
     if missing := {"pair_id", "correct_response", "filter_outcome"} - set(answer_key.columns):
-        raise ValueError(f"answer key lacks columns {sorted(missing)}")
+        raise _study_error(answer_key, f"answer key lacks columns {sorted(missing)}",
+                           "read the study with annotate.humanstudy.load_human_study", sorted(missing)[0])  # fmt: skip
     unknown = set(annotations["pair_id"]) - set(answer_key["pair_id"])
     if unknown:
-        raise ValueError(
-            f"{len(unknown)} annotated pairs are not in the answer key, e.g. {sorted(unknown)[:3]}"
-        )
+        raise _study_error(answer_key, f"{len(unknown)} annotated pairs are not in the answer key, e.g. "
+                           f"{sorted(unknown)[:3]}", "add them to answer_key.json or drop their ratings", "id")  # fmt: skip
     notes = list(answer_key.attrs.get("notes", []))
     rated = set(annotations["pair_id"])
     key = answer_key[answer_key["pair_id"].isin(rated)].reset_index(drop=True)
@@ -228,7 +236,8 @@ def prepare(annotations: pd.DataFrame, answer_key: pd.DataFrame) -> Study:
     pos = {p: i for i, p in enumerate(key["pair_id"])}
     ann_panel = annotations.groupby("annotator")["panel"].agg(lambda s: sorted(set(s), key=_natural))
     if (multi := ann_panel[ann_panel.map(len) > 1]).size:
-        raise ValueError(f"annotators in more than one panel: {multi.to_dict()}")
+        raise _study_error(answer_key, f"annotators in more than one panel: {multi.to_dict()}",
+                           "panels are disjoint: keep each annotator in one panel")  # fmt: skip
     annotators = sorted(ann_panel.index, key=lambda a: (_natural(ann_panel[a][0]), _natural(a)))
     row = {a: i for i, a in enumerate(annotators)}
     choices = np.full((len(annotators), len(key)), np.nan)
@@ -236,14 +245,14 @@ def prepare(annotations: pd.DataFrame, answer_key: pd.DataFrame) -> Study:
     r = annotations["annotator"].map(row).to_numpy()
     c = annotations["pair_id"].map(pos).to_numpy()
     if pd.Series(list(zip(r, c, strict=True))).duplicated().any():
-        raise ValueError("an annotator rated the same pair twice")
+        raise _study_error(answer_key, "an annotator rated the same pair twice",
+                           "keep one rating per annotator and pair", "id")  # fmt: skip
     choices[r, c] = annotations["choice"].to_numpy(dtype=float)
     conf[r, c] = annotations["confidence"].to_numpy(dtype=float) / 50.0  # 0|50|100 -> 0|1|2
     pair_panels = annotations.groupby("pair_id")["panel"].agg(lambda s: sorted(set(s), key=_natural))
     if (multi := pair_panels[pair_panels.map(len) > 1]).size:
-        raise ValueError(
-            f"{multi.size} pairs are rated by more than one panel, e.g. {multi.index[0]!r}: {multi.iloc[0]}"
-        )
+        raise _study_error(answer_key, f"{multi.size} pairs are rated by more than one panel, e.g. "
+                           f"{multi.index[0]!r}: {multi.iloc[0]}", "each pair belongs to one panel's files")  # fmt: skip
     panel = np.array([pair_panels[p][0] for p in key["pair_id"]], dtype=object)
     panel_of = [ann_panel[a][0] for a in annotators]
     local = {p: [i for i, q in enumerate(panel_of) if q == p] for p in sorted(set(panel_of), key=_natural)}
