@@ -43,7 +43,7 @@ def validate_profile(data: Any, file: str | Path, lines: dict[str, int] | None =
 S = TypeVar("S", bound=Section)
 
 
-def validate_section(model: type[S], data: Any, where: str, file: str | Path = "<call>") -> S:
+def validate_section(model: type[S], data: Any, where: str, file: str | Path | None = None) -> S:
     """A section given as a plain mapping (library callers and tests) validated like a profile's."""
     if isinstance(data, model):
         return data

@@ -20,7 +20,7 @@ RENAMED = {"n_resamples": "n_boot"}
 """Keys that were renamed: the old name always suggests the new one."""
 
 
-def param_error(file: str | Path, keypath: str, problem: str, fix: str | None = None,
+def param_error(file: str | Path | None, keypath: str, problem: str, fix: str | None = None,
                 where: str | None = None) -> ParamError:  # fmt: skip
     """``<file>[, line N]: key '<keypath>': <problem>. Fix: <fix>``."""
     err = ParamError(f"key '{keypath}': {problem}" if keypath else problem, file=file, where=where, fix=fix)
@@ -28,7 +28,7 @@ def param_error(file: str | Path, keypath: str, problem: str, fix: str | None = 
     return err
 
 
-def from_validation(err: ValidationError, root: type[BaseModel], file: str | Path,
+def from_validation(err: ValidationError, root: Any, file: str | Path | None,
                     lines: dict[str, int] | None = None, prefix: str = "") -> ParamError:  # fmt: skip
     """The first error of ``err`` (validating ``root``, found at key path ``prefix``) as a ParamError;
     the count of further errors is appended."""
@@ -100,7 +100,7 @@ def _allowed_keys(model: Any) -> list[str]:
     return []
 
 
-def _walk(root: type[BaseModel], loc: tuple) -> tuple[str, Any]:
+def _walk(root: Any, loc: tuple) -> tuple[str, Any]:
     """The YAML key path of a pydantic ``loc`` and the model that holds its last key.
 
     Union member tags in ``loc`` (``"entry"``, ``"str"``, a model's name) are consumed, not printed."""

@@ -54,9 +54,3 @@ class NotebooksParams(Section):
     agreement: AgreementParams = Field(AgreementParams(), alias="70_agreement")
     shop_agents: NoSettings = Field(NoSettings(), alias="80_shop_agents")
 
-    def of(self, notebook: str) -> Section:
-        """The settings of ``notebook`` (by its pipeline name); a notebook not listed has none."""
-        for name, info in type(self).model_fields.items():
-            if info.alias == notebook:
-                return getattr(self, name)
-        return NoSettings()
