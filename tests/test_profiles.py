@@ -83,6 +83,8 @@ BAD = [
     (setter("backbones", ["local/echo", "local/echo"]), "backbones", "duplicate backbone names",
      "give each a distinct 'name'"),
     (setter("seed", True), "seed", "must be a whole number, got bool True", "write a number"),
+    (setter("judging.llm_protocols", ["pacejudge", "aers"]), "judging.llm_protocols[1]", "must be one of",
+     "did you mean 'ares'?"),
     (setter("paceshop.catalog", "synthtic"), "paceshop.catalog", "must be one of", "did you mean 'synthetic'?"),
 ]
 
@@ -149,12 +151,15 @@ def test_repo_profiles_validate_and_keep_their_values():
 def test_defaults_agree_with_the_library():
     from shopbench.paceshop.build import BuildConfig
     from shopbench.pipeline import load_pipeline
+    from shopbench.judges.protocols import PROTOCOLS
+    from shopbench.profiles.judging import PROTOCOL_NAMES
     from shopbench.profiles.shopsim import SCRIPTED_AGENT_NAMES
     from shopbench.shopsim.agents import SCRIPTED_AGENTS
 
     defaults = {f.name: f.default for f in dataclasses.fields(BuildConfig) if f.name != "seed"}
     assert PaceshopParams().model_dump() == defaults
     assert set(SCRIPTED_AGENT_NAMES) == set(SCRIPTED_AGENTS)
+    assert PROTOCOL_NAMES == tuple(PROTOCOLS)
     aliases = [info.alias for info in NotebooksParams.model_fields.values()]
     assert aliases == [s.name for s in load_pipeline()]
 

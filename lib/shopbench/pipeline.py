@@ -124,7 +124,8 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
         (paper / "artifacts.jsonl").unlink(missing_ok=True)
     os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
     t0 = time.perf_counter()
-    nbs, outcome = [], {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)
+    nbs: list[dict] = []
+    outcome: dict[str, str] = {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)
     for s in steps:
         t = time.perf_counter()
         status, reason = "ok", skip_reason(s, outcome)

@@ -91,7 +91,7 @@ def _judge_entry(entry: Any, where: str) -> str | HeuristicJudgeSpec | LLMJudgeS
 def build_judges(specs: Sequence | None, gateway=None, run_prefix: str = "padme/filter") -> list:
     """Filter judges J_1..J_K in order: ``{heuristic: name, noise, seed}`` (offline) or a backbone
     (a name, or ``{backbone, name, max_tokens}``); ``None`` gives :data:`DEFAULT_JUDGES`."""
-    judges = []
+    judges: list = []
     for i, entry in enumerate(specs or DEFAULT_JUDGES, 1):
         s = _judge_entry(entry, f"padme.filter_judges[{i - 1}]")
         if isinstance(s, HeuristicJudgeSpec):

@@ -43,7 +43,7 @@ def from_validation(err: ValidationError, root: Any, file: str | Path | None,
     return param_error(file, keypath, problem, fix, where=f"line {line}" if line else None)
 
 
-def _explain(e: dict, keypath: str, parent: Any) -> tuple[str, str]:
+def _explain(e: Any, keypath: str, parent: Any) -> tuple[str, str]:
     kind, value, ctx = e["type"], e.get("input"), e.get("ctx") or {}
     if kind == "extra_forbidden":
         return "unknown key", _suggest(keypath.rsplit(".", 1)[-1], _allowed_keys(parent))

@@ -6,12 +6,17 @@ from typing import Literal
 
 from ._base import Name, PositiveInt, Section
 
+PROTOCOL_NAMES = ("pacejudge", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
+                  "personalens", "etapp")  # fmt: skip
+"""The judge protocols (``shopbench.judges.protocols.PROTOCOLS``; a test keeps them in step)."""
+ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]
+
 
 class LLMRun(Section):
     """One LLM backbone: which protocols, on a stratified subset of how many records."""
 
     backbone: Name
-    protocols: list[Name] | None = None  # None: every registered protocol
+    protocols: list[ProtocolName] | None = None  # None: every registered protocol
     subset: PositiveInt = 20
 
 
@@ -20,10 +25,10 @@ class JudgingParams(Section):
 
     split: Literal["train", "dev", "test"] = "test"
     deterministic_judges: list[Name] = ["local/checks", "local/rules", "local/always-bad", "local/random"]
-    deterministic_protocols: list[Name] = ["pacejudge"]
+    deterministic_protocols: list[ProtocolName] = ["pacejudge"]
     llm_runs: list[LLMRun] | None = None
     llm_backbones: list[Name] = []
-    llm_protocols: list[Name] | None = None  # None: every registered protocol
+    llm_protocols: list[ProtocolName] | None = None  # None: every registered protocol
     llm_subset: PositiveInt = 20
     repeats: PositiveInt = 1
     max_tokens: PositiveInt = 512

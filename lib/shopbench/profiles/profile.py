@@ -21,7 +21,7 @@ class ProfileParams(Section):
     seed: Count = 0
     backbones: list[Backbone] = []
     gateway: GatewayParams = GatewayParams()
-    notebooks: NotebooksParams = NotebooksParams()
+    notebooks: NotebooksParams = NotebooksParams.model_validate({})
     paceshop: PaceshopParams = PaceshopParams()
     judging: JudgingParams = JudgingParams()
     shopsim: ShopsimParams = ShopsimParams()
