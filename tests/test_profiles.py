@@ -149,9 +149,9 @@ def test_repo_profiles_validate_and_keep_their_values():
 
 
 def test_defaults_agree_with_the_library():
+    from shopbench.judges.protocols import PROTOCOLS
     from shopbench.paceshop.build import BuildConfig
     from shopbench.pipeline import load_pipeline
-    from shopbench.judges.protocols import PROTOCOLS
     from shopbench.profiles.judging import PROTOCOL_NAMES
     from shopbench.profiles.shopsim import SCRIPTED_AGENT_NAMES
     from shopbench.shopsim.agents import SCRIPTED_AGENTS

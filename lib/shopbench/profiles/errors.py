@@ -148,13 +148,9 @@ def _union_members(t: Any) -> dict[str, Any] | None:
                 tag = getattr(m, "tag", None)
                 if isinstance(tag, str):
                     out[tag] = inner
-        base = _unwrap(inner)
-        label = getattr(base, "__name__", None)
+        label = getattr(_unwrap(inner), "__name__", None)  # untagged unions: pydantic labels members by type
         if label:
             out.setdefault(label, inner)
-        origin = typing.get_origin(base)
-        if origin is not None:
-            out.setdefault(f"{origin.__name__}[{','.join(getattr(a, '__name__', str(a)) for a in typing.get_args(base))}]", inner)
     return out
 
 
