@@ -32,9 +32,12 @@ local-llm: $(STAMP)
 	$(PY) -m shopbench.llm install
 
 models-for-profile: $(STAMP)
-	$(PY) -m shopbench.llm install --profile params/$(PROFILE).yaml
+	$(PY) -m shopbench.llm install --profile $(PROFILE)
 
-paper: $(STAMP) models-for-profile
+# the profile is checked first: an unknown profile, key or value is one message (exit 2), no traceback
+paper: $(STAMP)
+	@$(PY) -m shopbench.pipeline check --profile $(PROFILE)
+	@$(MAKE) --no-print-directory models-for-profile PROFILE=$(PROFILE)
 	$(PY) -m shopbench.pipeline run --profile $(PROFILE)
 
 lint: $(STAMP)

@@ -617,12 +617,12 @@ def test_store_exports_to_the_human_study_format(tmp_path):
 @needs_tau
 def test_study_pairs_panels_from_the_profile(capsys):
     from shopbench.annotate.notebook import study_pairs
+    from shopbench.profiles import validate_profile
 
     class Ctx:  # the two things study_pairs reads of a RunContext
         seed = 0
-
-        def param(self, key, default=None, kind=None):
-            return {"p1": ["a1", "a2"], "p2": ["b1"]} if key == "panels" else default
+        params = validate_profile({"notebooks": {"60_annotate_pairs": {"panels": {"p1": ["a1", "a2"], "p2": ["b1"]}}}},
+                                  "t.yaml")  # fmt: skip
 
     mine = study_pairs(Ctx(), "tau_bench", str(TAU), 10, "a2", strict=True)
     theirs = study_pairs(Ctx(), "tau_bench", str(TAU), 10, "b1", strict=True)

@@ -527,5 +527,5 @@ def test_evaluators_from_profile(tmp_path):
         OFFLINE_EVALUATORS
     )
     bad = Profile("t", tmp_path / "t.yaml", {"padme": {"evaluators": [{"backbone": "m", "x": 1}]}}, "x")
-    with pytest.raises(ParamError, match=r"t.yaml: key 'padme.evaluators'.*unknown keys"):
+    with pytest.raises(ParamError, match=r"t.yaml: key 'padme.evaluators\[0\]\.x': unknown key"):
         evaluators_from_profile(bad)

@@ -1,7 +1,10 @@
 """Run profiles: one YAML file per profile in ``params/`` (smoke, paper, full).
 
-Errors name the file and the key path at fault. Keys and secrets never belong in a profile:
-providers read them from the environment.
+A profile is validated when it is loaded (:mod:`shopbench.profiles`): an unknown key, a wrong type
+or a value out of range is a :class:`ParamError` naming the file, the line, the key path and the fix.
+Outputs go to ``outputs/<file stem>/``; the ``profile:`` key inside the file is a label that must
+agree with the stem, so a copied profile never writes into another profile's folder. Keys and
+secrets never belong in a profile: providers read them from the environment.
 """
 
 from __future__ import annotations
@@ -9,63 +12,48 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .paths import PARAMS_DIR, ROOT
+from .errors import ParamError, read_text
+from .paths import PARAMS_DIR, ROOT, profile_dir
+from .profiles import ProfileParams, param_error, validate_profile
 from .secrets import secret_in
 
-_MISSING = object()
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
+OWNER_FILE = ".profile"
+"""In ``outputs/<stem>/``: the profile file that owns the folder (relative to the repository)."""
 
-
-from .errors import ParamError  # noqa: E402  (re-exported: the profile's error type)
+__all__ = ["OWNER_FILE", "ParamError", "Profile", "claim_outputs", "load_profile", "read_profile_data",
+           "resolve_profile_path"]  # fmt: skip
 
 
 @dataclass
 class Profile:
-    """A loaded parameter file: ``name``, ``path``, ``data`` and its ``sha256`` (for run manifests)."""
+    """A loaded parameter file: ``name`` (the file's stem), ``path``, the raw ``data``, its ``sha256``
+    (for run manifests) and ``params``, the validated :class:`~shopbench.profiles.ProfileParams`."""
 
     name: str
     path: Path
     data: dict[str, Any]
     sha256: str
     text: str = field(repr=False, default="")
+    lines: dict[str, int] = field(repr=False, default_factory=dict)
 
-    def get(self, keypath: str, default: Any = _MISSING, kind: type | tuple[type, ...] | None = None) -> Any:
-        """Value at a dotted key path (``"gateway.concurrency.openai"``).
+    @cached_property
+    def params(self) -> ProfileParams:
+        return validate_profile(self.data, self.path, self.lines)
 
-        Without a default a missing key is a :class:`ParamError`; with ``kind`` a value of another
-        type is one too. Both name the file and the key path.
-        """
-        node: Any = self.data
-        for part in keypath.split("."):
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            else:
-                if default is _MISSING:
-                    raise ParamError(f"{self.path}: missing key '{keypath}'")
-                return default
-        if kind is not None and node is not None and not _is_kind(node, kind):
-            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            raise ParamError(
-                f"{self.path}: key '{keypath}' must be {names}, got {type(node).__name__} {node!r}"
-            )
-        return node
+    @property
+    def out(self) -> Path:
+        """``outputs/<stem>/``."""
+        return profile_dir(self.name)
 
-    def error(self, keypath: str, message: str) -> ParamError:
-        return ParamError(f"{self.path}: key '{keypath}': {message}")
-
-
-def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds:
-        return False
-    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    return isinstance(value, kinds)
+    def error(self, keypath: str, message: str, fix: str | None = None) -> ParamError:
+        return param_error(self.path, keypath, message, fix)
 
 
 def resolve_profile_path(profile: str | Path) -> Path:
@@ -78,33 +66,111 @@ def resolve_profile_path(profile: str | Path) -> Path:
     return PARAMS_DIR / f"{profile}.yaml"
 
 
-def load_profile(profile: str | Path) -> Profile:
-    """Load and check a profile by name or path."""
+def read_profile_data(profile: str | Path) -> tuple[Path, str, dict[str, Any]]:
+    """The file, its text and its top-level mapping; a missing file or invalid YAML is a ParamError."""
     path = resolve_profile_path(profile)
     if not path.exists():
-        known = sorted(q.stem for q in PARAMS_DIR.glob("*.yaml"))
-        raise ParamError(f"No parameter file {path}. Known profiles: {', '.join(known)}")
-    text = path.read_text(encoding="utf-8")
+        known = ", ".join(sorted(q.stem for q in PARAMS_DIR.glob("*.yaml")))
+        raise ParamError(
+            f"no parameter file {path}. Known profiles: {known}",
+            fix=f"use one of {known} (e.g. PROFILE=smoke), or give the path of a YAML file",
+        )
+    text = read_text(path, "parameter file")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise ParamError(f"{path}{where}: not valid YAML: {getattr(e, 'problem', e)}") from None
+        raise ParamError(
+            f"not valid YAML: {getattr(e, 'problem', None) or e}",
+            file=path,
+            where=f"line {mark.line + 1}, column {mark.column + 1}" if mark else None,
+            fix="check the indentation (spaces, not tabs), the closing ] or } of lists and mappings, and a "
+            "space after each ':'; quote values that contain ': ' or start with '{', '[', '*' or '&'",
+        ) from None
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
-        raise ParamError(f"{path}: the top level must be a mapping of keys, got {type(data).__name__}")
+        raise ParamError(f"the top level must be a mapping of keys, got {type(data).__name__}", file=path,
+                         fix="write one 'key: value' per line at the top level (see params/smoke.yaml)")  # fmt: skip
+    return path, text, data
+
+
+def load_profile(profile: str | Path) -> Profile:
+    """Load and validate a profile by name or path (every section; see :mod:`shopbench.profiles`)."""
+    path, text, data = read_profile_data(profile)
     prof = Profile(
-        name=str(data.get("profile") or path.stem),
+        name=path.stem,
         path=path,
         data=data,
         sha256=hashlib.sha256(text.encode()).hexdigest(),
         text=text,
+        lines=_key_lines(text),
     )
     _check_no_secrets(prof, data, "")
-    prof.get("seed", 0, int)
-    prof.get("backbones", [], list)
-    prof.get("gateway", {}, dict)
+    label = prof.params.profile
+    if label is not None and label != prof.name:
+        raise param_error(
+            path, "profile", f"says {label!r} but the file is {path.name} (outputs go to outputs/{prof.name}/)",
+            f"set 'profile: {prof.name}' or remove the key", where=_line(prof, "profile"),
+        )  # fmt: skip
     return prof
+
+
+def claim_outputs(prof: Profile) -> Path:
+    """``outputs/<stem>/``, recorded as this profile file's; a folder another file owns is a ParamError.
+
+    Two profile files with one stem (``params/paper.yaml`` and ``~/paper.yaml``) would otherwise write
+    the same outputs."""
+    out = prof.out
+    me = _repo_relative(prof.path)
+    owner = out / OWNER_FILE
+    if owner.exists():
+        other = owner.read_text(encoding="utf-8").strip()
+        if other and other != me:
+            raise ParamError(
+                f"the output folder {out} belongs to the profile {other}, not {me}",
+                file=prof.path,
+                fix=f"rename your file (outputs go to outputs/<file name>/), or delete {out} if {other} is gone",
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    owner.write_text(me + "\n", encoding="utf-8")
+    return out
+
+
+def _repo_relative(path: Path) -> str:
+    p = path.resolve()
+    try:
+        return str(p.relative_to(ROOT.resolve()))
+    except ValueError:
+        return str(p)
+
+
+def _line(prof: Profile, keypath: str) -> str | None:
+    n = prof.lines.get(keypath)
+    return f"line {n}" if n else None
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """``{"gateway.timeout_s": 14, "padme.sources[1].path": 80, ...}``: the line of every key."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    out: dict[str, int] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                kp = f"{prefix}.{k.value}" if prefix else str(k.value)
+                out.setdefault(kp, k.start_mark.line + 1)
+                walk(v, kp)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                out.setdefault(f"{prefix}[{i}]", v.start_mark.line + 1)
+                walk(v, f"{prefix}[{i}]")
+
+    walk(root, "")
+    return out
 
 
 def _check_no_secrets(prof: Profile, node: Any, prefix: str) -> None:

@@ -17,8 +17,9 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Profile, load_profile
-from .paths import PROMPTS_DIR, default_cache_dir, profile_dir
+from .config import Profile, claim_outputs, load_profile
+from .paths import PROMPTS_DIR, default_cache_dir
+from .profiles import ProfileParams, as_plain
 from .report.artifacts import Provenance, git_commit, now_iso, save_figure, save_table
 
 
@@ -48,9 +49,15 @@ class RunContext:
     _commit: str | None = None
 
     @property
+    def params(self) -> ProfileParams:
+        """The validated profile: ``ctx.params.padme.evaluator_runs``, ``ctx.params.gateway.timeout_s``;
+        a notebook's own settings under ``ctx.params.notebooks`` (``.agreement.n_perm`` for 70_agreement)."""
+        return self.profile.params
+
+    @property
     def out(self) -> Path:
-        """``outputs/<profile>/``."""
-        return profile_dir(self.profile.name)
+        """``outputs/<profile file stem>/``."""
+        return self.profile.out
 
     @property
     def paper_dir(self) -> Path:
@@ -64,16 +71,7 @@ class RunContext:
 
     @property
     def seed(self) -> int:
-        return int(self.profile.get("seed", 0, int))
-
-    def param(self, keypath: str, default=None, kind=None):
-        """A value of this notebook's section (``notebooks.<notebook>.<key>``), else the top level."""
-        nb_key = f"notebooks.{self.notebook}.{keypath}"
-        sentinel = object()
-        v = self.profile.get(nb_key, sentinel, kind)
-        if v is not sentinel:
-            return v
-        return self.profile.get(keypath, default, kind)
+        return self.params.seed
 
     # ---- models ------------------------------------------------------------------------------
     @property
@@ -83,7 +81,7 @@ class RunContext:
             from .llm import parse_backbones
 
             try:
-                self._backbones = parse_backbones(self.profile.get("backbones", [], list))
+                self._backbones = parse_backbones([as_plain(b) for b in self.params.backbones])
             except ValueError as e:
                 raise self.profile.error("backbones", str(e)) from None
         return self._backbones
@@ -104,16 +102,15 @@ class RunContext:
         if self._gateway is None:
             from .llm import Gateway
 
-            g = self.profile.get("gateway", {}, dict)
-            cache_dir = g.get("cache_dir") or default_cache_dir()
+            g = self.params.gateway
             self._gateway = Gateway(
-                cache_dir=cache_dir,
+                cache_dir=g.cache_dir or default_cache_dir(),
                 log_dir=self.out / "calls",
-                concurrency=self.profile.get("gateway.concurrency", {}, dict),
-                timeout_s=self.profile.get("gateway.timeout_s", 120.0, float),
-                max_retries=self.profile.get("gateway.max_retries", 4, int),
-                max_cost_usd=self.profile.get("gateway.max_cost_usd", None, float),
-                progress=self.profile.get("gateway.progress", True, bool),
+                concurrency=dict(g.concurrency),
+                timeout_s=g.timeout_s,
+                max_retries=g.max_retries,
+                max_cost_usd=g.max_cost_usd,
+                progress=g.progress,
                 backbones=self.backbones,
             )
         return self._gateway
@@ -159,9 +156,11 @@ class RunContext:
 
 
 def start(profile: str | Path = "smoke", notebook: str = "notebook") -> RunContext:
-    """Open a run: load the profile, seed Python's and NumPy's generators, make the output folders."""
+    """Open a run: load and validate the profile (a :class:`~shopbench.errors.ParamError` names the
+    file, key and fix), claim its output folder, seed Python's and NumPy's generators."""
     prof = load_profile(profile)
-    seed = int(prof.get("seed", 0, int))
+    claim_outputs(prof)
+    seed = prof.params.seed
     random.seed(seed)
     try:
         import numpy as np

@@ -1,9 +1,13 @@
 """The papermill pipeline behind ``make paper`` and the notebook smoke tests of ``make test``.
 
 The list of notebooks, their order and the artefacts each must produce live in one place,
-``notebooks/pipeline.yaml``. ``python -m shopbench.pipeline run --profile paper`` executes them
-with papermill into ``outputs/<profile>/notebooks/``, then writes ``outputs/<profile>/paper/
-run.json`` and the index (``index.md`` + ``index.html``).
+``notebooks/pipeline.yaml``. ``python -m shopbench.pipeline run --profile paper`` validates the
+profile, executes the notebooks with papermill into ``outputs/<profile>/notebooks/``, then writes
+``outputs/<profile>/paper/run.json`` and the index (``index.md`` + ``index.html``).
+
+A notebook whose ``needs`` (the notebooks whose outputs it reads) failed or were skipped is skipped
+with the reason, instead of running into a second, misleading error. A user error (unknown profile,
+bad key or value, missing input) prints one message and exits 2, with no traceback.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from pathlib import Path
 
 import yaml
 
-from .config import load_profile
+from .config import claim_outputs, load_profile
+from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
-from .paths import NOTEBOOKS_DIR, profile_dir
+from .paths import NOTEBOOKS_DIR
 from .report import build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
 
@@ -32,6 +37,7 @@ class Step:
     name: str
     produces: list[str] = field(default_factory=list)
     timeout_s: int | None = None
+    needs: list[str] = field(default_factory=list)
 
     @property
     def path(self) -> Path:
@@ -39,14 +45,20 @@ class Step:
 
 
 def load_pipeline(path: Path = PIPELINE_FILE) -> list[Step]:
+    """The steps in order; ``needs`` must name earlier steps."""
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    steps = []
+    steps: list[Step] = []
     for i, e in enumerate(data.get("notebooks") or []):
         if not isinstance(e, dict) or "name" not in e:
             raise ValueError(f"{path}: notebooks[{i}] needs a 'name'")
-        s = Step(name=e["name"], produces=list(e.get("produces") or []), timeout_s=e.get("timeout_s"))
+        s = Step(name=e["name"], produces=list(e.get("produces") or []), timeout_s=e.get("timeout_s"),
+                 needs=list(e.get("needs") or []))  # fmt: skip
         if not s.path.exists():
             raise FileNotFoundError(f"{path}: notebooks[{i}] names {s.path}, which does not exist")
+        earlier = {t.name for t in steps}
+        late = [n for n in s.needs if n not in earlier]
+        if late:
+            raise ValueError(f"{path}: notebooks[{i}] ({s.name}) needs {late}, which are not earlier steps")
         steps.append(s)
     return steps
 
@@ -78,37 +90,64 @@ def summarize_calls(calls_dir: Path) -> dict:
     }
 
 
+def failure_reason(err: BaseException) -> str:
+    """One line for a failed notebook: the exception's type and message (the executed notebook holds
+    the traceback); a user error is its message alone."""
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    if ename is None:
+        ename, evalue = type(err).__name__, str(err)
+    first = (str(evalue).strip().splitlines() or [""])[0][:500]
+    return first if ename in {"UserError", "InputError", "ParamError"} else f"{ename}: {first}"
+
+
+def skip_reason(step: Step, outcome: dict[str, str]) -> str | None:
+    """Why ``step`` cannot run: the first of its ``needs`` that failed or was skipped (else None)."""
+    for need in step.needs:
+        why = outcome.get(need)
+        if why is not None:
+            return f"{need} failed: {why}" if not why.startswith("skipped: ") else f"{need} was {why}"
+    return None
+
+
 def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
     prof = load_profile(profile)
     steps = load_pipeline()
     if only:
         unknown = set(only) - {s.name for s in steps}
         if unknown:
-            raise SystemExit(f"unknown notebooks {sorted(unknown)}; pipeline: {[s.name for s in steps]}")
+            raise UserError(f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}")
         steps = [s for s in steps if s.name in only]
-    root = profile_dir(prof.name)
+    root = claim_outputs(prof)
     paper = root / "paper"
     if fresh and not only:  # call logs and artefact registry describe this run; the cache is kept
         shutil.rmtree(root / "calls", ignore_errors=True)
         (paper / "artifacts.jsonl").unlink(missing_ok=True)
     os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
     t0 = time.perf_counter()
-    nbs, failed = [], []
+    nbs: list[dict] = []
+    outcome: dict[str, str] = {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)
     for s in steps:
-        print(f"[{prof.name}] running {s.name} ...", flush=True)
         t = time.perf_counter()
-        status = "ok"
-        try:
-            run_notebook(s, str(prof.path), root / "notebooks")
-        except Exception as e:  # papermill's error names the failing cell
-            status = "failed"
-            failed.append(s.name)
-            print(f"[{prof.name}] {s.name} FAILED: {str(e)[:2000]}", file=sys.stderr)
+        status, reason = "ok", skip_reason(s, outcome)
+        if reason is not None:
+            status = "skipped"
+            outcome[s.name] = f"skipped: {reason}"
+            print(f"[{prof.name}] {s.name} skipped: {reason}", file=sys.stderr, flush=True)
+        else:
+            print(f"[{prof.name}] running {s.name} ...", flush=True)
+            try:
+                run_notebook(s, str(prof.path), root / "notebooks")
+            except Exception as e:  # papermill's error names the failing cell; the notebook keeps the traceback
+                status, reason = "failed", failure_reason(e)
+                outcome[s.name] = reason
+                print(f"[{prof.name}] {s.name} FAILED: {reason} (traceback in {root / 'notebooks' / s.path.name})",
+                      file=sys.stderr)  # fmt: skip
         wall = time.perf_counter() - t
-        nbs.append({"name": s.name, "wall_s": round(wall, 2), "status": status})
-        print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
+        nbs.append({"name": s.name, "wall_s": round(wall, 2), "status": status, **({"reason": reason} if reason else {})})
+        if status != "skipped":
+            print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
     produced = {a["name"] for a in read_artifacts(paper)}
-    missing = [f"{s.name}:{p}" for s in steps if s.name not in failed for p in s.produces if p not in produced]
+    missing = [f"{s.name}:{p}" for s in steps if s.name not in outcome for p in s.produces if p not in produced]
     summary = {
         "profile": prof.name,
         "params_file": str(prof.path.name),
@@ -127,9 +166,17 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
     print(f"[{prof.name}] index: {md} and {html}")
     if missing:
         print(f"[{prof.name}] artefacts promised in {PIPELINE_FILE.name} but not produced: {missing}", file=sys.stderr)
-    return 1 if (failed or missing) else 0
+    return 1 if (outcome or missing) else 0
 
 
+def check(profile: str) -> int:
+    """Validate a profile without running anything (``make paper`` does this first)."""
+    prof = load_profile(profile)
+    print(f"{prof.path}: valid profile; outputs go to {prof.out}")
+    return 0
+
+
+@exit_on_user_error
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m shopbench.pipeline", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -138,11 +185,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--only", nargs="*", help="run only these notebooks (by name)")
     r.add_argument("--keep-logs", action="store_true", help="keep previous call logs and artefact registry")
     sub.add_parser("list", help="print the pipeline's notebooks in order")
+    c = sub.add_parser("check", help="validate a profile (every key and value) and exit")
+    c.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
     a = ap.parse_args(argv)
     if a.cmd == "list":
         for s in load_pipeline():
             print(s.name, " ".join(s.produces))
         return 0
+    if a.cmd == "check":
+        return check(a.profile)
     return run(a.profile, a.only, fresh=not a.keep_logs)
 
 

@@ -94,7 +94,7 @@ def study_pairs(ctx, source: str, tau_bench_path: str | Path | None, n_pairs: in
         except (PairImportError, OSError, ValueError) as e:
             note(f"no PACEShop pairs ({e}); annotating synthetic pairs instead")
             pairs = synthetic_pairs(n_pairs or 6, seed=ctx.seed)
-    panels = ctx.param("panels", None, dict)
+    panels = ctx.params.notebooks.annotate_pairs.panels
     if panels and annotator is not None:
         assignment = assign_panels(pairs, panels, seed=ctx.seed)
         try:

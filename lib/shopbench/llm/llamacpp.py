@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import exit_on_user_error
+
 __all__ = [
     "LLAMA_CPP_VERSION",
     "MODELS",
@@ -907,6 +909,7 @@ def serve(
 # ── CLI ──────────────────────────────────────────────────────────────────────
 
 
+@exit_on_user_error
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m shopbench.llm.llamacpp", description=__doc__.split("\n")[0]
@@ -927,8 +930,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 names = []
                 if args.models:
                     names += [n.strip() for n in args.models.split(",") if n.strip()]
-                if args.profile:
-                    names += models_in_profile(args.profile)
+                if args.profile:  # a name (params/<name>.yaml) or a path; missing or bad YAML: ParamError
+                    from ..config import read_profile_data
+
+                    names += models_in_profile(read_profile_data(args.profile)[2])
                 names = list(dict.fromkeys(n.removeprefix(PROVIDER + "/") for n in names))
                 if not names:
                     print(

@@ -48,17 +48,33 @@ class BuildConfig:
 
     @classmethod
     def from_profile(cls, profile) -> BuildConfig:
-        section = profile.get("paceshop", {}, dict)
-        known = set(cls.__dataclass_fields__)
-        unknown = set(section) - known
-        if unknown:
-            raise profile.error("paceshop", f"unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
-        cfg = cls(seed=int(profile.get("seed", 7, int)), **section)
-        for k, v in asdict(cfg).items():
-            default = cls.__dataclass_fields__[k].default
-            if isinstance(default, int) and not isinstance(v, int):
-                raise profile.error(f"paceshop.{k}", f"must be an integer, got {v!r}")
-        return cfg
+        """The profile's seed and ``paceshop`` section (validated by
+        :class:`shopbench.profiles.PaceshopParams`; the keys the file sets override the defaults).
+
+        Relative catalog paths are resolved against the repository (like ``shopsim.catalog`` and the
+        PADMÉ sources); a catalog file that does not exist is a ParamError naming the key."""
+        section = profile.params.paceshop.given()
+        if isinstance(section.get("catalog"), dict):
+            section["catalog"] = _catalog_paths(profile, section["catalog"])
+        return cls(seed=profile.params.seed, **section)
+
+
+def _catalog_paths(profile, catalog: dict) -> dict:
+    """``{esci: {examples, products}}`` / ``{json: path}`` with repository-relative paths made absolute."""
+    from ..paths import ROOT
+
+    def resolve(keypath: str, value: str) -> str:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else ROOT / path
+        if not path.exists():
+            raise profile.error(keypath, f"no file at {path}",
+                                "give the path relative to the repository root, or use catalog: synthetic")  # fmt: skip
+        return str(path)
+
+    if "json" in catalog:
+        return {"json": resolve("paceshop.catalog.json", catalog["json"])}
+    esci = catalog["esci"]
+    return {"esci": {k: resolve(f"paceshop.catalog.esci.{k}", esci[k]) for k in ("examples", "products")}}
 
 
 @dataclass

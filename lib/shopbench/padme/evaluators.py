@@ -276,15 +276,18 @@ def evaluator_specs(entries: Iterable, where: str = "padme.evaluators") -> list[
     return specs
 
 
-def evaluators_from_profile(
-    profile, key: str = "padme.evaluators", default=OFFLINE_EVALUATORS
-) -> list[EvaluatorSpec]:
-    """Evaluator specs from a loaded :class:`shopbench.config.Profile` (errors name the file and key)."""
-    entries = profile.get(key, list(default), kind=list)
+def evaluators_from_profile(profile, default=OFFLINE_EVALUATORS) -> list[EvaluatorSpec]:
+    """Evaluator specs from a loaded :class:`shopbench.config.Profile`'s ``padme.evaluators`` (its
+    structure is validated with the profile; errors here name the file and key too)."""
+    entries = profile.params.padme.evaluators
+    plain = list(default) if entries is None else [e if isinstance(e, str) else e.given() for e in entries]
     try:
-        return evaluator_specs(entries, where=key)
-    except ValueError as e:
-        raise profile.error(key, str(e)) from None
+        return evaluator_specs(plain, where="padme.evaluators")
+    except ValueError as e:  # "padme.evaluators[2]: heuristic evaluators are ..."
+        where, _, problem = str(e).partition(": ")
+        if not where.startswith("padme.evaluators") or not problem:
+            where, problem = "padme.evaluators", str(e)
+        raise profile.error(where, problem) from None
 
 
 def properties_frame(evaluators: Iterable) -> pd.DataFrame:

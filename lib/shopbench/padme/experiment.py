@@ -19,35 +19,55 @@ labelled as such in every output.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from ..profiles import HeuristicJudgeSpec, LLMJudgeSpec, PadmeParams, validate_section
+from ..profiles.errors import from_validation
+from ..profiles.padme import FilterJudgeEntry
 from .criteria import load_criteria
 from .filters import HeuristicFilterJudge, LLMFilterJudge
 from .sources.base import make_source
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
 
-DEFAULT_JUDGES = ({"heuristic": "J1", "noise": 0.1, "seed": 1}, {"heuristic": "J2", "noise": 0.05, "seed": 2})
+DEFAULT_JUDGES = (HeuristicJudgeSpec(heuristic="J1", noise=0.1, seed=1), HeuristicJudgeSpec(heuristic="J2", noise=0.05, seed=2))
+"""K = 2 offline filter judges, used when ``padme.filter_judges`` is not set."""
+
+PadmeSection = PadmeParams | Mapping[str, Any]
+"""The ``padme`` section, typed (``ctx.params.padme``) or as a plain mapping (validated the same way)."""
 
 
-def build_sources(cfg: Mapping[str, Any], root: Path, available: set[str] | None = None) -> list:
+def _padme(cfg: PadmeSection) -> PadmeParams:
+    return validate_section(PadmeParams, cfg, "padme")
+
+
+def _plain(entry: Any) -> Any:
+    """A section entry as the YAML gave it (a name stays a name)."""
+    return entry.given() if hasattr(entry, "given") else entry
+
+
+def build_sources(cfg: PadmeSection, root: Path, available: set[str] | None = None) -> list:
     """The configured trajectory sources; a τ² folder that is absent is skipped with the reason."""
     out = []
-    for spec in cfg.get("sources", ["shop"]):
+    for spec in _padme(cfg).sources:
         try:
-            out.append(make_source(spec, root))
+            out.append(make_source(_plain(spec), root))
         except FileNotFoundError as e:
-            print(f"skipping source {spec!r}: {e}")
+            print(f"skipping source {_plain(spec)!r}: {e}")
     if not out:
         raise ValueError("padme.sources: no trajectory source could be built (see the messages above)")
     return out
 
 
-def build_criteria(cfg: Mapping[str, Any]):
-    spec = cfg.get("criteria", "default")
-    return load_criteria(None if spec in (None, "default") else spec)
+def build_criteria(cfg: PadmeSection):
+    spec = _padme(cfg).criteria
+    if isinstance(spec, str):
+        return load_criteria(None if spec == "default" else spec)
+    return load_criteria([_plain(c) for c in spec])
 
 
 def build_steering(spec: str | None, gateway=None, run_id: str = "padme/steering"):
@@ -56,41 +76,47 @@ def build_steering(spec: str | None, gateway=None, run_id: str = "padme/steering
     return WriteSteer(gateway, spec, run_id=run_id)
 
 
-def build_judges(specs, gateway=None, run_prefix: str = "padme/filter") -> list:
-    """Filter judges J_1..J_K in order: ``{heuristic: name, noise, seed}`` (offline) or a backbone."""
-    judges = []
-    for i, s in enumerate(specs or DEFAULT_JUDGES, 1):
-        if isinstance(s, Mapping) and "heuristic" in s:
-            judges.append(HeuristicFilterJudge(str(s["heuristic"]), noise=float(s.get("noise", 0.0)),
-                                               seed=int(s.get("seed", i))))  # fmt: skip
-        elif isinstance(s, Mapping) and "backbone" in s:
-            judges.append(LLMFilterJudge(gateway, s["backbone"], name=s.get("name"), run_id=f"{run_prefix}/J{i}",
-                                         max_tokens=int(s.get("max_tokens", 1024))))  # fmt: skip
-        elif isinstance(s, str):
-            judges.append(LLMFilterJudge(gateway, s, run_id=f"{run_prefix}/J{i}"))
+_JUDGE_ENTRY: TypeAdapter = TypeAdapter(FilterJudgeEntry)
+
+
+def _judge_entry(entry: Any, where: str) -> str | HeuristicJudgeSpec | LLMJudgeSpec:
+    if isinstance(entry, str | HeuristicJudgeSpec | LLMJudgeSpec):
+        return entry
+    try:
+        return _JUDGE_ENTRY.validate_python(entry)
+    except ValidationError as e:
+        raise from_validation(e, FilterJudgeEntry, None, prefix=where) from None
+
+
+def build_judges(specs: Sequence | None, gateway=None, run_prefix: str = "padme/filter") -> list:
+    """Filter judges J_1..J_K in order: ``{heuristic: name, noise, seed}`` (offline) or a backbone
+    (a name, or ``{backbone, name, max_tokens}``); ``None`` gives :data:`DEFAULT_JUDGES`."""
+    judges: list = []
+    for i, entry in enumerate(specs or DEFAULT_JUDGES, 1):
+        s = _judge_entry(entry, f"padme.filter_judges[{i - 1}]")
+        if isinstance(s, HeuristicJudgeSpec):
+            judges.append(HeuristicFilterJudge(s.heuristic, noise=s.noise, seed=i if s.seed is None else s.seed))
+        elif isinstance(s, LLMJudgeSpec):
+            judges.append(LLMFilterJudge(gateway, s.backbone, name=s.name, run_id=f"{run_prefix}/J{i}",
+                                         max_tokens=s.max_tokens))  # fmt: skip
         else:
-            raise ValueError(
-                f"padme.filter_judges[{i - 1}]: {s!r} is neither {{heuristic: name}} nor a backbone"
-            )
+            judges.append(LLMFilterJudge(gateway, s, run_id=f"{run_prefix}/J{i}"))
     return judges
 
 
-def context_for(cfg: Mapping[str, Any], source, seed: int) -> Context:
-    agent = cfg.get("agent", "scripted")
-    agent_model = f"scripted:{source.name}" if agent == "scripted" else agent
-    return Context(agent_model=agent_model, user_model=cfg.get("user", "scripted"), seed=int(seed))
+def context_for(cfg: PadmeSection, source, seed: int) -> Context:
+    P = _padme(cfg)
+    agent_model = f"scripted:{source.name}" if P.agent == "scripted" else P.agent
+    return Context(agent_model=agent_model, user_model=P.user, seed=int(seed))
 
 
-def backbones_used(cfg: Mapping[str, Any]) -> list[str]:
+def backbones_used(cfg: PadmeSection) -> list[str]:
     """Backbone names the section uses (for availability checks and provenance)."""
-    out = []
-    for key in ("agent", "user", "steering"):
-        v = cfg.get(key)
-        if v and v != "scripted":
-            out.append(v)
-    for s in cfg.get("filter_judges", []) or []:
+    P = _padme(cfg)
+    out = [v for v in (P.agent, P.user, P.steering) if v != "scripted"]
+    for s in P.filter_judges or []:
         if isinstance(s, str):
             out.append(s)
-        elif isinstance(s, Mapping) and "backbone" in s:
-            out.append(s["backbone"])
+        elif isinstance(s, LLMJudgeSpec):
+            out.append(s.backbone)
     return out

@@ -25,14 +25,23 @@ from typing import Any
 
 import pandas as pd
 
-from .agents import SCRIPTED_AGENTS, LLMAgent, make_agent
+from ..profiles import ShopsimParams, TrialCounts, param_error, validate_section
+from .agents import LLMAgent, make_agent
 from .catalog import control_catalog, load_products
 from .scenario import ScenarioFactory, sweep_plan
 from .store import Store
 from .types import Scenario, ShopProduct, Trajectory
 from .user import LLMUser, ScriptedUser
 
-DEFAULT_TRIALS = {"general": 100, "grocery": 50, "refusal": 10}
+DEFAULT_TRIALS = TrialCounts().counts()
+"""Trials per kind when a profile gives none: seed 002's 160 per agent (100 general, 50 grocery, 10 refusal)."""
+
+ShopsimSection = ShopsimParams | Mapping[str, Any]
+"""The ``shopsim`` section, typed (``ctx.params.shopsim``) or as a plain mapping (validated the same way)."""
+
+
+def _shopsim(cfg: ShopsimSection) -> ShopsimParams:
+    return validate_section(ShopsimParams, cfg, "shopsim")
 
 
 @dataclass
@@ -44,23 +53,23 @@ class Environment:
     source: str
 
 
-def build_environment(cfg: Mapping[str, Any], seed: int = 0, root: Path | None = None) -> Environment:
-    """The control catalog (synthetic, or loaded from ``cfg['catalog']``) and its store."""
-    src = cfg.get("catalog", "synthetic") or "synthetic"
-    if src == "synthetic":
-        catalog = control_catalog(int(cfg.get("n_products", 10_000)), seed=seed)
+def build_environment(cfg: ShopsimSection, seed: int = 0, root: Path | None = None) -> Environment:
+    """The control catalog (synthetic, or loaded from ``shopsim.catalog``) and its store; a product
+    file that does not exist is a ParamError naming the key."""
+    S = _shopsim(cfg)
+    if S.catalog == "synthetic":
+        catalog = control_catalog(S.n_products, seed=seed)
         source = f"synthetic control catalog ({len(catalog)} products, seed {seed})"
     else:
-        path = Path(src)
+        path = Path(S.catalog)
         if not path.is_absolute() and root is not None:
             path = root / path
         if not path.exists():
-            raise FileNotFoundError(
-                f"shopsim.catalog: no product file at {path}; give a JSONL/JSON product file or 'synthetic'"
-            )
+            raise param_error(None, "shopsim.catalog", f"no product file at {path}",
+                              "give a JSONL/JSON product file (relative to the repository) or 'synthetic'")  # fmt: skip
         catalog = load_products(path)
         source = f"{path} ({len(catalog)} products)"
-    store = Store(catalog, retrieval=cfg.get("retrieval", "bm25"))
+    store = Store(catalog, retrieval=S.retrieval)
     return Environment(catalog, store, {p.product_id: p for p in catalog}, ScenarioFactory(catalog), source)
 
 
@@ -94,28 +103,25 @@ class AgentPlan:
     backbone: str | None = None
 
 
-def agent_plans(cfg: Mapping[str, Any], scenarios: Sequence[Scenario], gateway=None, run_prefix: str = "shopsim",
+def agent_plans(cfg: ShopsimSection, scenarios: Sequence[Scenario], gateway=None, run_prefix: str = "shopsim",
                 available: set[str] | None = None) -> list[AgentPlan]:  # fmt: skip
     """Scripted reference agents on every scenario; LLM agents on their stratified subsets (skipped,
     with the reason printed, when their backbone is not available)."""
+    S = _shopsim(cfg)
     plans = []
-    for name in cfg.get("scripted_agents", list(SCRIPTED_AGENTS)):
-        if name not in SCRIPTED_AGENTS:
-            raise KeyError(
-                f"shopsim.scripted_agents: unknown agent {name!r}; known: {', '.join(SCRIPTED_AGENTS)}"
-            )
+    for name in S.scripted_agents:  # names checked against the known agents when the profile loads
         plans.append(AgentPlan(make_agent(name).name, (lambda n=name: make_agent(n)), list(scenarios)))
-    for spec in cfg.get("llm_agents", []) or []:
-        b = spec["backbone"]
+    for spec in S.llm_agents:
+        b = spec.backbone
         if available is not None and b not in available:
             print(f"skipping LLM agent {b}: backbone not available (see notebook 00)")
             continue
-        name = spec.get("name") or f"llm:{b}"
-        subset = stratified(scenarios, spec.get("trials", DEFAULT_TRIALS))
+        name = spec.name or f"llm:{b}"
+        subset = stratified(scenarios, spec.trial_counts())
 
         def make(b=b, spec=spec, name=name):
-            return LLMAgent(gateway, b, tool_mode=spec.get("tool_mode", "native"), name=name,
-                            run_id=f"{run_prefix}/agent/{b}", max_tokens=int(spec.get("max_tokens", 512)))  # fmt: skip
+            return LLMAgent(gateway, b, tool_mode=spec.tool_mode, name=name,
+                            run_id=f"{run_prefix}/agent/{b}", max_tokens=spec.max_tokens)  # fmt: skip
 
         plans.append(AgentPlan(name, make, subset, backbone=b))
     return plans

@@ -1,0 +1,44 @@
+"""The ``judging`` section: the PACE judge sweep (seed 000 §4; notebooks 20 and 30)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ._base import Name, PositiveInt, Section
+
+PROTOCOL_NAMES = ("pacejudge", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
+                  "personalens", "etapp")  # fmt: skip
+"""The judge protocols (``shopbench.judges.protocols.PROTOCOLS``; a test keeps them in step)."""
+ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]
+
+
+class LLMRun(Section):
+    """One LLM backbone: which protocols, on a stratified subset of how many records."""
+
+    backbone: Name
+    protocols: list[ProtocolName] | None = None  # None: every registered protocol
+    subset: PositiveInt = 20
+
+
+class JudgingParams(Section):
+    """``judging:``. LLM runs come from ``llm_runs``, or ``llm_backbones`` × ``llm_protocols`` × ``llm_subset``."""
+
+    split: Literal["train", "dev", "test"] = "test"
+    deterministic_judges: list[Name] = ["local/checks", "local/rules", "local/always-bad", "local/random"]
+    deterministic_protocols: list[ProtocolName] = ["pacejudge"]
+    llm_runs: list[LLMRun] | None = None
+    llm_backbones: list[Name] = []
+    llm_protocols: list[ProtocolName] | None = None  # None: every registered protocol
+    llm_subset: PositiveInt = 20
+    repeats: PositiveInt = 1
+    max_tokens: PositiveInt = 512
+
+    def runs(self) -> list[LLMRun]:
+        """The LLM runs: ``llm_runs`` if given, else one per backbone of ``llm_backbones``."""
+        if self.llm_runs:
+            return list(self.llm_runs)
+        return [LLMRun(backbone=b, protocols=self.llm_protocols, subset=self.llm_subset) for b in self.llm_backbones]
+
+    def llm_backbone_names(self) -> list[str]:
+        """The LLM judges' backbones (the protocol means average these, not the reference judges)."""
+        return [r.backbone for r in self.llm_runs or []] or list(self.llm_backbones)

@@ -1,0 +1,155 @@
+"""The ``padme`` section: PADMÉ synthesis and meta-evaluation (seed 003; notebooks 40 and 50).
+
+Source, filter-judge and evaluator entries are a name or a mapping, as in the YAML; the library's
+builders (``shopbench.padme.experiment``, ``evaluators_from_profile``) receive them via ``given()``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag
+
+from ._base import Count, Fraction, Name, PositiveInt, Section
+
+
+def _by_type(*mapping_tags: str):
+    """A discriminator: a string is ``name``; a mapping is the first of ``mapping_tags`` it holds as a key
+    (else the last tag, whose model then names the missing or unknown key)."""
+
+    def pick(v: Any) -> str:
+        if isinstance(v, str):
+            return "name"
+        if isinstance(v, dict):
+            for tag in mapping_tags:
+                if tag in v or v.get("kind") == tag:
+                    return tag
+        return mapping_tags[-1]
+
+    return Discriminator(pick)
+
+
+class ShopSourceSpec(Section):
+    """``{kind: shop, ...}``: the seeded shop (seed 002) as a trajectory source; unset keys take the source's defaults."""
+
+    kind: Literal["shop"]
+    n_products: PositiveInt | None = None
+    catalog_seed: int | None = None
+    difficulties: list[Annotated[int, Field(ge=1, le=10)]] | None = None
+    min_items: PositiveInt | None = None
+    max_items: PositiveInt | None = None
+    tool_mode: Literal["native", "json"] | None = None
+    retrieval: Literal["bm25", "tfidf", "minilm"] | None = None
+    max_turns: PositiveInt | None = None
+
+
+class Tau2SourceSpec(Section):
+    """``{kind: tau2, path: ...}``: a τ²-bench retail folder (relative to the repository)."""
+
+    kind: Literal["tau2", "tau2_retail"]
+    path: Name | None = None
+    split: str | None = None
+    tool_mode: Literal["native", "json"] | None = None
+    max_turns: PositiveInt | None = None
+
+
+def _source_kind(v: Any) -> str:
+    if isinstance(v, str):
+        return "name"
+    return "shop" if isinstance(v, dict) and v.get("kind") == "shop" else "tau2"
+
+
+SourceEntry = Annotated[
+    Annotated[Name, Tag("name")] | Annotated[ShopSourceSpec, Tag("shop")] | Annotated[Tau2SourceSpec, Tag("tau2")],
+    Discriminator(_source_kind),
+]
+
+
+class HeuristicJudgeSpec(Section):
+    """``{heuristic: J1, noise: 0.1}``: an offline filter judge (its seed defaults to its position)."""
+
+    heuristic: Name
+    noise: Fraction = 0.0
+    seed: int | None = None
+
+
+class LLMJudgeSpec(Section):
+    """``{backbone: ..., name: J2}``: a filter judge answered by a backbone through the gateway."""
+
+    backbone: Name
+    name: Name | None = None
+    max_tokens: PositiveInt = 1024
+
+
+FilterJudgeEntry = Annotated[
+    Annotated[Name, Tag("name")]
+    | Annotated[HeuristicJudgeSpec, Tag("heuristic")]
+    | Annotated[LLMJudgeSpec, Tag("backbone")],
+    _by_type("heuristic", "backbone"),
+]
+
+
+class EvaluatorEntry(Section):
+    """A mapping entry of ``padme.evaluators`` (see :mod:`shopbench.padme.evaluators`)."""
+
+    name: Name | None = None
+    backbone: Name | None = None
+    properties: dict[str, Any] = {}
+    in_pipeline: bool = False
+    aliases: list[Name] = []
+    params: dict[str, Any] = {}
+
+
+EvaluatorItem = Annotated[
+    Annotated[Name, Tag("name")] | Annotated[EvaluatorEntry, Tag("entry")],
+    Discriminator(lambda v: "name" if isinstance(v, str) else "entry"),
+]
+
+
+class CriterionEntry(Section):
+    name: Name
+    description: Name
+
+
+CriterionItem = Annotated[
+    Annotated[Name, Tag("name")] | Annotated[CriterionEntry, Tag("entry")],
+    Discriminator(lambda v: "name" if isinstance(v, str) else "entry"),
+]
+
+CriteriaSpec = Annotated[
+    Annotated[Name, Tag("name")] | Annotated[list[CriterionItem], Tag("list")],
+    Discriminator(lambda v: "name" if isinstance(v, str) else "list"),
+]
+
+
+class PadmeParams(Section):
+    """``padme:`` sources, criteria, steering, the filter cascade and the meta-evaluation."""
+
+    sources: list[SourceEntry] = ["shop"]
+    tasks_per_source: PositiveInt = 40
+    criteria: CriteriaSpec = "default"  # or a list of {name, description} / names, or a JSON/YAML path
+    agent: Name = "scripted"  # θ's agent model: scripted (simulated steering) or a backbone
+    user: Name = "scripted"
+    steering: Name = "scripted"  # or a backbone: WriteSteer with the H.2 prompt
+    filter_judges: list[FilterJudgeEntry] | None = None  # None: J1, J2 heuristic (experiment.DEFAULT_JUDGES)
+    retries: Count = 2  # R
+    order_swap: bool = True
+    recorded: Name = "../shared/data/tau_bench_airline_trajectories"
+    evaluators: list[EvaluatorItem] | None = None  # None: evaluators.OFFLINE_EVALUATORS
+    evaluator_runs: PositiveInt = 3
+    llm_evaluator_runs: PositiveInt | None = None  # None: evaluator_runs
+    llm_evaluator_pairs: Count = 12
+    llm_recorded_pairs: Count = 6
+    evaluator_max_tokens: PositiveInt = 512
+    n_boot: PositiveInt = 1000
+
+    @property
+    def llm_runs(self) -> int:
+        """Repeats for LLM evaluators (local models may run fewer; the SD over runs needs ≥ 2)."""
+        return self.llm_evaluator_runs or self.evaluator_runs
+
+    def run_key_fields(self) -> dict[str, Any]:
+        """The settings that define a cascade run, as the file gave them (the pair store is keyed by these)."""
+        given = self.given()
+        keys = ("steering", "filter_judges", "agent", "user", "retries", "criteria")
+        return {k: given.get(k) for k in keys}
