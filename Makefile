@@ -62,7 +62,7 @@ browser-deps:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "no chromium: tests/test_annotate_browser.py will skip"
 
 bench: $(STAMP)
-	$(PY) -m shopbench.bench
+	$(PY) -m shopbench.benchmarks
 
 clean-outputs:
 	rm -rf outputs/smoke outputs/paper outputs/full outputs/bench

@@ -4,8 +4,9 @@
 - :mod:`~shopbench.stats.bootstrap` — a vectorised, seeded percentile bootstrap over units;
 - :mod:`~shopbench.stats.tests` — permutation test, binomial position balance, Holm correction;
 - :mod:`~shopbench.stats.poststrat` — post-stratified accuracy;
-- :mod:`~shopbench.stats.study` — the whole human-study analysis (:func:`agreement_summary`);
-- :mod:`~shopbench.stats.bench` — ``bench_agreement()``, the bootstrap benchmark.
+- :mod:`~shopbench.stats.study` — the whole human-study analysis (:func:`agreement_summary`).
+
+The bootstrap benchmark is :mod:`shopbench.benchmarks.agreement`.
 
 Names are imported lazily (``from shopbench.stats import bootstrap_mean`` loads only that module), so
 ``import shopbench.stats.bootstrap`` stays light.
@@ -24,7 +25,6 @@ _EXPORTS = {
     "poststrat": ["poststratified_mean", "poststratified_table"],
     "study": ["agreement_summary", "write_summary", "summary_tables", "compare_with_paper", "table15_comparison",
               "simulation_recovery", "prepare", "PADME_REPORTED", "PADME_POPULATION"],
-    "bench": ["bench_agreement"],
 }  # fmt: skip
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
