@@ -88,7 +88,10 @@ class MetricSpec:
             return self
         if self.factory is None:
             raise TypeError(f"metric {self.name!r} takes no parameters; got {sorted(params) or list(args)}")
-        inspect.signature(self.factory).bind(*args, **params)  # a wrong name fails here, with its name
+        try:
+            inspect.signature(self.factory).bind(*args, **params)
+        except TypeError as e:
+            raise TypeError(f"metric {self.factory.__name__!r}: {e}") from None
         return replace(self.factory(*args, **params), factory=self.factory)
 
     def __call__(self, run_table: pd.DataFrame, *args: Any, by: Iterable[str] = BY, native_targets=None,
