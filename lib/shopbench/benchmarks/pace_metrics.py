@@ -78,9 +78,9 @@ def _judge(rec: pd.DataFrame, skill: float, rng: np.random.Generator) -> dict:
     ]
     out = {
         "status": np.where(fail, "parse_error", "ok"), "parse_ok": ~fail,
-        "verdict": np.where(fail, None, np.where(bad, "BAD", "GOOD")),
+        "verdict": np.where(fail, np.array(None), np.where(bad, "BAD", "GOOD")),
         "bad_prob": np.where(fail, np.nan, np.where(bad, 0.8, 0.2)),
-        "defect_family": np.where(fail, None, fam), "defect_location": np.where(fail, None, loc),
+        "defect_family": np.where(fail, np.array(None), fam), "defect_location": np.where(fail, np.array(None), loc),
         "supporting_evidence_ids": [[] if f else s for f, s in zip(fail, sup, strict=True)],
         "confidence": np.where(fail, np.nan, rng.uniform(0.3, 1.0, n).round(2)),
     }  # fmt: skip

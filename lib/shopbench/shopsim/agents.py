@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any, Protocol, runtime_checkable
 
 from .registry import TOOL_NAMES, TOOL_SPECS
@@ -59,7 +59,7 @@ class Agent(Protocol):
 
 
 # ---- scripted reference agents ---------------------------------------------------------------
-Task = Iterator[ToolCall]  # a generator: yields a call, receives its result, writes prose to `out`
+Task = Generator[ToolCall, dict, Any]  # a generator: yields a call, receives its result, writes prose to `out`
 
 UNSUPPORTED = ("waterproof", "hand-made", "slightly crunchy", "award-winning", "hypoallergenic",
                "locally sourced", "machine-washable", "limited edition")  # fmt: skip
@@ -136,7 +136,7 @@ class ScriptedAgent:
             for chain in self.plan(intent or []):
                 out: list[str] = []
                 self._out.append(out)
-                task = [chain(out), None]
+                task: list = [chain(out), None]  # [generator, the call it waits on]
                 self._tasks.append(task)
                 self._advance(task, None, first=True)
         else:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,7 @@ def resample_counts(
         done += b
 
 
-def percentile_ci(samples: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def percentile_ci(samples: np.ndarray, ci: float = 0.95) -> tuple[Any, Any]:
     """Percentile interval of ``samples`` along axis 0, ignoring NaN resamples."""
     q = 100 * (1 - ci) / 2
     samples = np.asarray(samples, dtype=float)

@@ -89,11 +89,11 @@ class _Draws:
             g = self.groups.get_indexer(pd.MultiIndex.from_frame(sub[by]) if len(by) > 1 else sub[by[0]])
             b = np.searchsorted(bases, sub["base_id"].astype(str).to_numpy())
             flat = pd.DataFrame(stats.to_numpy(float), columns=names).groupby(g * B + b).sum()
-            S = np.zeros((G * B, K))
-            S[flat.index.to_numpy()] = flat.to_numpy()
+            flat_sums = np.zeros((G * B, K))
+            flat_sums[flat.index.to_numpy()] = flat.to_numpy()
         else:
-            S = np.zeros((G * B, K))
-        S = S.reshape(G, B, K)
+            flat_sums = np.zeros((G * B, K))
+        S = flat_sums.reshape(G, B, K)
         self.n_bases = B
         point_in = S.sum(axis=1)  # (G, K)
         self.point = spec.combine({n: point_in[:, k] for k, n in enumerate(names)})

@@ -43,7 +43,7 @@ def goal_progress(traj: Trajectory) -> float | None:
     target = traj.scenario.target
     if not target:
         return None
-    samples = [exactly_satisfied(m.cart, target) for m in replay(traj)]
+    samples = [exactly_satisfied(m.cart, target) or 0.0 for m in replay(traj)]  # never None: target is not empty
     return max(samples, default=0.0)
 
 
