@@ -79,7 +79,7 @@ def scenario_rows(
     * ``"S1"``: persona swaps (``swap``) and their GOOD bases (``good``).
     * ``"S2"``: single-defect BADs with gold family in D_C (``bad``) and all GOOD records (``good``).
     * ``"S3"``: product-evidence BADs (``product``), persona-history BADs (``history``) and all GOOD
-      records (``good``; :func:`~shopbench.metrics.paired.s3_j_harmonic` uses the paired subset).
+      records (``good``; :func:`~shopbench.metrics.pace.paired.s3_j_harmonic` uses the paired subset).
     * ``"S4"``: single-defect BADs of all seven families (``bad``) and all GOOD records (``good``).
     """
     p = prepare(run_table)
