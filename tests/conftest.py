@@ -39,3 +39,31 @@ def gateway(tmp_path):
         return Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", **kw)
 
     return make
+
+
+# ---- PACEShop builds shared by the test files -----------------------------------------------------------
+# A small build (400 products, 30 queries, 50 personas) that every stage of seed 000's pipeline runs
+# through; built once per session (``paceshop_small``), or configured per test (``paceshop_config``).
+SMALL_PACESHOP = dict(n_products=400, n_candidate_queries=240, n_queries=30, n_personas=50, n_holdout=14,
+                      test_goods=20, dev_goods=20, swap_slice=20, s0_per_label=8, calibration_good=8,
+                      calibration_bad_per_family=2)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def paceshop_config():
+    """``make(seed=3, **overrides)`` → a :class:`BuildConfig` of the small build."""
+    from shopbench.paceshop.build import BuildConfig
+
+    def make(seed: int = 3, **overrides):
+        return BuildConfig(seed=seed, **{**SMALL_PACESHOP, **overrides})
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def paceshop_small(paceshop_config):
+    """``(config, BuildResult)`` of the small build with seed 3, built once for the whole session."""
+    from shopbench.paceshop.build import build
+
+    cfg = paceshop_config()
+    return cfg, build(cfg, progress=False)

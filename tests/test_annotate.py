@@ -33,16 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories" / "gpt-4o-airline.json"
 needs_tau = pytest.mark.skipif(not TAU.exists(), reason=f"tau-bench data not found at {TAU} (../shared/data is absent)")
 
-SMALL_BUILD = dict(seed=3, n_products=400, n_candidate_queries=240, n_queries=10, n_personas=40, n_holdout=10,
-                   test_goods=8, dev_goods=8, swap_slice=8, s0_per_label=4, calibration_good=4,
-                   calibration_bad_per_family=1)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def paceshop_records():
-    from shopbench.paceshop.build import BuildConfig, build
-
-    return build(BuildConfig(**SMALL_BUILD), progress=False).records
+def paceshop_records(paceshop_small):
+    return paceshop_small[1].records
 
 
 @pytest.fixture(scope="module")

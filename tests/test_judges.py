@@ -20,21 +20,14 @@ from shopbench.judges.sweep import (
 )
 from shopbench.llm import Estimate, Gateway
 from shopbench.paceshop import taxonomy
-from shopbench.paceshop.build import BuildConfig, build
 from shopbench.paths import PROMPTS_DIR
 
 JUDGES = ["local/checks", "local/rules", "local/always-bad", "local/random"]
 
 
 @pytest.fixture(scope="module")
-def data():
-    res = build(
-        BuildConfig(seed=3, n_products=400, n_candidate_queries=240, n_queries=20, n_personas=50, n_holdout=14,
-                    test_goods=16, dev_goods=16, swap_slice=16, s0_per_label=6, calibration_good=6,
-                    calibration_bad_per_family=2),
-        progress=False,
-    )  # fmt: skip
-    return res.records
+def data(paceshop_small):
+    return paceshop_small[1].records
 
 
 @pytest.fixture(scope="module")

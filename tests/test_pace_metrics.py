@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shopbench.benchmarks.pace_metrics import synthetic_run_table
 from shopbench.metrics import (
     accuracy_by_tier,
     bootstrap_ci,
@@ -33,8 +34,7 @@ from shopbench.metrics import (
     select_s0_subset,
     tpr_specificity_breakdown,
 )
-from shopbench.metrics.bench import synthetic_run_table
-from shopbench.metrics.scenarios import SWAP_AXES, location_field
+from shopbench.metrics.pace.run_table import SWAP_AXES, location_field
 
 CAND = ["e1", "e2", "e3"]
 GOLD_LOC = {
@@ -453,7 +453,7 @@ def _sibling_table(n=20):
 
 def test_bootstrap_keeps_siblings_together():
     rt = _sibling_table()
-    ci = bootstrap_ci(rt, s0_balanced_accuracy, n_resamples=500, seed=1)
+    ci = bootstrap_ci(rt, s0_balanced_accuracy, n_boot=500, seed=1)
     r = ci.loc[("pacejudge", "bb", "s0_balanced_accuracy")]
     assert r.estimate == 0.5 and r.ci_low == pytest.approx(0.5) and r.ci_high == pytest.approx(0.5)
     # the row-level bootstrap that splits siblings gives a wide interval on the same table
@@ -469,18 +469,18 @@ def test_bootstrap_keeps_siblings_together():
 
 def test_bootstrap_deterministic_and_matches_brute_force():
     rt = synthetic_run_table(n_bases=12, protocols=("pacejudge",), backbones=("b",), seed=3)
-    a = bootstrap_ci(rt, s1_pjc, n_resamples=60, seed=7)
-    pd.testing.assert_frame_equal(a, bootstrap_ci(rt, s1_pjc, n_resamples=60, seed=7))
-    assert not a.equals(bootstrap_ci(rt, s1_pjc, n_resamples=60, seed=8))
+    a = bootstrap_ci(rt, s1_pjc, n_boot=60, seed=7)
+    pd.testing.assert_frame_equal(a, bootstrap_ci(rt, s1_pjc, n_boot=60, seed=7))
+    assert not a.equals(bootstrap_ci(rt, s1_pjc, n_boot=60, seed=8))
     # the vectorised weighted sums equal re-running the metric on explicitly resampled tables
     # (same seed → same multinomial base counts; the slow path copies each drawn base's rows)
-    slow = bootstrap_ci(rt, lambda df: s1_pjc(df)["s1_pjc"].iloc[0], n_resamples=60, seed=7)
+    slow = bootstrap_ci(rt, lambda df: s1_pjc(df)["s1_pjc"].iloc[0], n_boot=60, seed=7)
     fast = a.xs("s1_pjc", level="metric")
     assert slow["ci_low"].iloc[0] == pytest.approx(fast["ci_low"].iloc[0])
     assert slow["ci_high"].iloc[0] == pytest.approx(fast["ci_high"].iloc[0])
     # partial binds metric parameters
     ids = select_s0_subset(rt, 5)
-    part = bootstrap_ci(rt, functools.partial(s0_balanced_accuracy, subset_ids=ids), n_resamples=50)
+    part = bootstrap_ci(rt, functools.partial(s0_balanced_accuracy, subset_ids=ids), n_boot=50)
     assert part.loc[("pacejudge", "b", "s0_balanced_accuracy"), "estimate"] == pytest.approx(
         val(s0_balanced_accuracy(rt, ids), "s0_balanced_accuracy", backbone="b")
     )
@@ -489,7 +489,7 @@ def test_bootstrap_deterministic_and_matches_brute_force():
 def test_headline_table_cells_and_cis():
     rt = synthetic_run_table(n_bases=60, protocols=("pacejudge", "persona_aware", "persona_blind", "ares"),
                              backbones=("b1", "b2"), seed=1)  # fmt: skip
-    h = headline_table(rt, s0_ids=select_s0_subset(rt, 20), n_resamples=300, seed=0, lift_protocol="pacejudge",
+    h = headline_table(rt, s0_ids=select_s0_subset(rt, 20), n_boot=300, seed=0, lift_protocol="pacejudge",
                        lift_backbone="b1")  # fmt: skip
     cell = h.set_index(["table", "level", "protocol", "backbone", "column"])
     # backbone cells equal the metric functions; mean rows are means over backbones
@@ -512,7 +512,7 @@ def test_headline_table_cells_and_cis():
     )
     assert ("tab4", "lift_backbone", "pacejudge", "b1", "PACE") in cell.index
     # mean rows can leave backbones out (e.g. a majority@k self-consistency row scored in the same table)
-    h1 = headline_table(rt, n_resamples=50, mean_backbones=["b1"]).set_index(
+    h1 = headline_table(rt, n_boot=50, mean_backbones=["b1"]).set_index(
         ["table", "level", "protocol", "backbone", "column"]
     )
     assert h1.loc[("tab3", "mean", "pacejudge", "mean", "S2_loc"), "estimate"] == pytest.approx(m[0])

@@ -5,18 +5,13 @@ from collections import Counter
 
 import pytest
 
-from shopbench.paceshop.build import BuildConfig, build, load_records, write
+from shopbench.paceshop.build import build, load_records, write
 from shopbench.paceshop.io import DataFileError
-
-SMALL = dict(n_products=400, n_candidate_queries=240, n_queries=30, n_personas=50, n_holdout=14,
-             test_goods=20, dev_goods=20, swap_slice=20, s0_per_label=8, calibration_good=8,
-             calibration_bad_per_family=2)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def built():
-    cfg = BuildConfig(seed=3, **SMALL)
-    return cfg, build(cfg, progress=False)
+def built(paceshop_small):
+    return paceshop_small
 
 
 def test_counts_and_tiers(built):
@@ -74,11 +69,11 @@ def test_swaps_and_subsets(built):
     assert set(fams.values()) == {cfg.calibration_bad_per_family} and len(fams) == 7
 
 
-def test_files_are_deterministic_and_validated(built, tmp_path):
+def test_files_are_deterministic_and_validated(built, tmp_path, paceshop_config):
     cfg, res = built
     a, b = tmp_path / "a", tmp_path / "b"
     write(res, a, cfg)
-    write(build(BuildConfig(seed=3, **SMALL), progress=False), b, cfg)
+    write(build(paceshop_config(), progress=False), b, cfg)
     names = sorted(p.name for p in a.iterdir())
     assert "manifest.json" in names and "records_explicit.parquet" in names
     for n in names:
@@ -97,9 +92,9 @@ def test_files_are_deterministic_and_validated(built, tmp_path):
         load_records(a)
 
 
-def test_other_seed_differs(built):
+def test_other_seed_differs(built, paceshop_config):
     cfg, res = built
-    other = build(BuildConfig(seed=4, **SMALL), progress=False)
+    other = build(paceshop_config(seed=4), progress=False)
     assert [g.response for g in other.by_kind("good")][:5] != [g.response for g in res.by_kind("good")][:5]
 
 
@@ -109,13 +104,13 @@ def test_incomplete_build_is_not_loaded(tmp_path):
         load_records(tmp_path)
 
 
-def test_llm_generator_path_rejects_with_reasons(tmp_path):
+def test_llm_generator_path_rejects_with_reasons(tmp_path, paceshop_config):
     """The LLM generator runs through the gateway; contract-valid but wrong outputs are rejected, not repaired."""
     from shopbench.llm import Gateway, parse_backbones
 
     gw = Gateway(cache_dir=tmp_path / "c", log_dir=tmp_path / "l", progress=False,
                  backbones=parse_backbones(["local/schema-sampler"]))  # fmt: skip
-    cfg = BuildConfig(seed=3, **{**SMALL, "n_queries": 5, "generator": "local/schema-sampler"})
+    cfg = paceshop_config(n_queries=5, generator="local/schema-sampler")
     res = build(cfg, gateway=gw, backbone="local/schema-sampler", progress=False)
     assert len(res.rejected) == 5 * cfg.personas_per_query and not res.by_kind("good")
     assert all(r["reason"] for r in res.rejected)
@@ -133,8 +128,8 @@ DUMMYJSON = (
 
 
 @pytest.mark.skipif(not DUMMYJSON.exists(), reason="../shared/data/catalog_dummyjson is not present")
-def test_build_on_an_external_json_catalog():
-    cfg = BuildConfig(seed=3, **{**SMALL, "catalog": {"json": str(DUMMYJSON)}})
+def test_build_on_an_external_json_catalog(paceshop_config):
+    cfg = paceshop_config(catalog={"json": str(DUMMYJSON)})
     res = build(cfg, progress=False)
     assert len(res.products) == 194 and len(res.queries) == cfg.n_queries
     goods = res.by_kind("good")

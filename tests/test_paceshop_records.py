@@ -7,7 +7,6 @@ persona modules.
 import json
 import random
 import re
-import time
 
 import pytest
 
@@ -290,13 +289,7 @@ def test_offline_generator_passes_checks_on_nearly_every_input(world, goods):
         if failed:
             fails.append((aid, failed))
         assert used == resp.attribution_list
-    assert len(fails) <= 3, fails  # >= 99 % of 300
-    t0 = time.perf_counter()
-    gen = OfflineGenerator(seed=5)
-    for it, *_ in goods:
-        r, used = gen.generate(*it, products)
-        C.run_checks(r, [s.evidence_id for s in it[3].snippets], used)
-    assert time.perf_counter() - t0 < 3.0  # 300 responses + checks; 4,500 take a few seconds
+    assert len(fails) <= 3, fails  # >= 99 % of 300 (speed: the paceshop_build benchmark)
 
 
 def test_offline_generator_respects_constraints_and_avoided_brands(world, goods):

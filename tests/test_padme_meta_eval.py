@@ -149,7 +149,7 @@ def test_input_errors_are_named():
 # ---- at scale: bootstrap, breakdown consistency, correlations -----------------------------------
 @pytest.fixture(scope="module")
 def synthetic():
-    from shopbench.padme.bench import synthetic_meta_eval
+    from shopbench.benchmarks.padme import synthetic_meta_eval
 
     pairs, scores, specs = synthetic_meta_eval(n_pairs=300, runs=3, seed=2, n_evaluators=8)
     return pairs, scores, specs, pair_outcomes(pairs, scores)
@@ -506,7 +506,7 @@ def test_pairs_frame_from_pair_objects():
 
 
 def test_bench_result_shape():
-    from shopbench.padme.bench import bench_meta_eval
+    from shopbench.benchmarks.padme import bench_meta_eval
 
     res = bench_meta_eval(n_evaluators=5, n_pairs=100, runs=2, n_boot=50)
     names = [r["name"] for r in res]

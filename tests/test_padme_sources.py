@@ -7,7 +7,6 @@ import json
 import random
 import re
 import shutil
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -428,16 +427,13 @@ def test_shop_tasks_describe_without_particulars(shop):
 
 def test_shop_rollouts_follow_the_level(shop):
     tasks = shop.tasks(5)
-    times, rewards = [], {}
+    rewards: dict = {}
     for lvl in ("bad", "ok", "good"):
         for crit in (RESOLVE, FRIENDLY):
             for t in tasks:
-                t0 = time.perf_counter()
                 r = shop.rollout(t, crit, lvl, "steer", SCRIPTED, 0)
-                times.append(time.perf_counter() - t0)
                 rewards.setdefault((crit.name, lvl), []).append(r.reward)
     mean = {k: sum(v) / len(v) for k, v in rewards.items()}
-    print(f"\nshop scripted rollout: {1000 * sum(times) / len(times):.1f} ms mean, rewards {mean}")
     assert (
         mean[("task_resolution", "good")]
         > mean[("task_resolution", "ok")]
@@ -445,7 +441,6 @@ def test_shop_rollouts_follow_the_level(shop):
     )
     assert mean[("task_resolution", "good")] == 1.0 and mean[("task_resolution", "bad")] == 0.0
     assert mean[("friendliness", "bad")] == mean[("friendliness", "good")] == 1.0  # resolution held fixed
-    assert sum(times) / len(times) < 0.1
     r = shop.rollout(tasks[0], FRIENDLY, "bad", "Be cold.", SCRIPTED, 0)
     assert Rollout.from_dict(json.loads(json.dumps(r.to_dict()))).messages == r.messages
     assert r.rollout_id == f"shop:{tasks[0].task_id}:friendliness:bad:a0:s0"

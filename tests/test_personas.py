@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 from collections import Counter
 
 import pytest
@@ -205,10 +204,7 @@ def test_small_profile_scales_proportionally(products):
 
 # ---- assignment ----------------------------------------------------------------------------------
 def test_assignment_at_paper_scale(pool, queries):
-    t0 = time.perf_counter()
-    pairs = assign_personas(queries, pool, k=4, seed=3, holdout_capacity=1360)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 3.0
+    pairs = assign_personas(queries, pool, k=4, seed=3, holdout_capacity=1360)  # speed: paceshop_build benchmark
     assert len(pairs) == 4 * len(queries)
     assert [q for q, _ in pairs[::4]] == queries  # query order, k consecutive pairs per query
     for i in range(0, len(pairs), 4):

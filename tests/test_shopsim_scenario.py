@@ -2,7 +2,6 @@
 
 import math
 import random
-import time
 from collections import Counter
 
 import pytest
@@ -529,14 +528,3 @@ def test_text_names_items(catalog, factory):
     d = RevealController(s, catalog).directive({}, s.max_turns)
     noun = {p.product_id: p for p in catalog}[d.reveal[0]].attributes["type"]
     assert f"the {noun}" in d.text and d.reveal[0] not in d.text
-
-
-def test_generation_speed(catalog):
-    big = make_catalog(per_category=527, seed=1)  # 10,013 products
-    f = ScenarioFactory(big)
-    t0 = time.perf_counter()
-    n = 1500
-    for seed in range(n):
-        f.make(seed)
-    rate = n / (time.perf_counter() - t0)
-    print(f"\nscenario generation on {len(big):,} products: {rate:,.0f} scenarios/s")

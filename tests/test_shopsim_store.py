@@ -8,7 +8,6 @@ import json
 import random
 import re
 import statistics
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -57,9 +56,7 @@ def store(products):
 
 
 def test_catalog_is_deterministic_and_seed_dependent(products):
-    t = time.perf_counter()
-    again = control_catalog(10_000, seed=0)
-    assert time.perf_counter() - t < 3.0
+    again = control_catalog(10_000, seed=0)  # its speed: the shop benchmark's setup_s
     assert [p.to_dict() for p in again] == [p.to_dict() for p in products]
     other = control_catalog(10_000, seed=1)
     assert [p.product_id for p in other] == [p.product_id for p in products]  # ids follow the counts
@@ -247,12 +244,7 @@ def test_search_finds_a_product_by_its_own_title(store, products):
     rate = sum(bool(h) and h[0][0].product_id == p.product_id for h, p in zip(hits, sample, strict=True)) / 50
     print(f"own-title top-1 hit rate (BM25, 50 products): {rate:.2f}")
     assert rate >= 0.9
-    t = time.perf_counter()
-    for p in sample:
-        store.search(p.attributes["type"] + " " + p.brand)
-    per_query = (time.perf_counter() - t) / len(sample)
-    print(f"BM25 search: {per_query * 1e3:.2f} ms per query over {len(products)} products")
-    assert per_query < 0.02
+    # search speed: the shop benchmark's search_ms_per_query
 
 
 def test_search_filters_and_edge_cases(store):

@@ -3,12 +3,11 @@ trajectories whose metric values are computed by hand in the comments."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
 
+from shopbench.metrics.shop import intervals
 from shopbench.shopsim.registry import PENALTIES
 from shopbench.shopsim.types import (
     Directive,
@@ -428,7 +427,7 @@ def test_bootstrap_success_is_seeded_and_contains_the_estimate():
     r2 = battery.bootstrap_success(sc, n_boot=2000, seed=3)
     pd.testing.assert_frame_equal(r1, r2)
     x = np.array([1.0, 0.0, 1.0, 1.0, 0.0])  # the resamples themselves follow the seed
-    draw = [battery._boot_rates(x, 50, battery._rng(s, "a", "overall")) for s in (3, 3, 4)]
+    draw = [intervals._rates(x, 50, intervals._rng(s, "a", "overall")) for s in (3, 3, 4)]
     assert np.array_equal(draw[0], draw[1]) and not np.array_equal(draw[0], draw[2])
     ov = r1[r1["tier"] == "overall"].set_index("agent")
     assert ov.loc["a", "rate"] == 0.6 and ov.loc["b", "rate"] == 0.2 and ov.loc["a", "n"] == 10
@@ -442,12 +441,11 @@ def test_bootstrap_success_is_seeded_and_contains_the_estimate():
     assert c == battery.bootstrap_contrast(sc, "a", "b", n_boot=2000, seed=3)
 
 
-def test_bootstrap_is_fast_for_eight_agents():
+def test_bootstrap_covers_eight_agents_and_every_tier():  # its speed: the shop benchmark
     rng = np.random.default_rng(0)
     sc = _scores({f"agent{k}": list(rng.integers(0, 2, 100)) for k in range(8)})
-    t0 = time.perf_counter()
     out = battery.bootstrap_success(sc)  # 6000 resamples, 8 agents x (overall + 4 tiers)
-    assert time.perf_counter() - t0 < 1.0 and len(out) == 40
+    assert len(out) == 40 and out["n"].sum() == 2 * 8 * 100
 
 
 def test_cross_judge_hand_example():

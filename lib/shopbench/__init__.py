@@ -1,10 +1,36 @@
 """shopbench: a research workbench for shopping assistants, shopping agents and their LLM judges.
 
-Public entry points:
+What a notebook uses, importable from here (each name is loaded on first use, so ``import shopbench``
+stays light)::
 
-- :func:`shopbench.context.start` opens a notebook run (profile, gateway, reporting).
-- :mod:`shopbench.llm` is the one gateway for model calls.
-- :mod:`shopbench.report` saves tables and figures and builds the paper index.
+    import shopbench as sb
+    ctx = sb.start("smoke", notebook="my_notebook")      # profile, gateway, reporting
+    rows = ctx.gateway.run([sb.Call("q1", "local/echo", [{"role": "user", "content": "hi"}])], "demo")
+    sb.metrics.headline_table(run_table)                 # PACE Tables 3 and 4 with CIs
+
+- :func:`start` opens a notebook run (:mod:`shopbench.context`); :func:`load_profile` reads a profile;
+- :class:`Gateway` / :class:`Call` — the one gateway for model calls (:mod:`shopbench.llm`);
+- :func:`load_prompt` — the one prompt loader (``prompts/`` or ``$SHOPBENCH_PROMPTS_DIR``);
+- :func:`save_table` / :func:`save_figure` / :func:`build_index` — reporting (:mod:`shopbench.report`);
+- :class:`UserError` and its kinds — the errors a user can act on (:mod:`shopbench.errors`);
+- the role packages as attributes: ``metrics``, ``stats``, ``judges``, ``llm``, ``report``, ``catalog``,
+  ``paceshop``, ``padme``, ``shopsim``, ``annotate``.
 """
 
+from __future__ import annotations
+
+from ._lazy import lazy_exports
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    ".context": ["start", "RunContext", "Prompt"],
+    ".config": ["load_profile", "Profile"],
+    ".errors": ["UserError", "InputError", "ParamError"],
+    ".paths": ["load_prompt", "prompts_dir", "outputs_root", "profile_dir", "ROOT"],
+    ".llm": ["Gateway", "Call", "parse_backbones"],
+    ".report": ["save_table", "save_figure", "build_index"],
+}
+_SUBPACKAGES = ["metrics", "stats", "judges", "llm", "report", "catalog", "paceshop", "padme", "shopsim", "annotate"]
+__getattr__, __dir__, _names = lazy_exports(__name__, _EXPORTS, _SUBPACKAGES)
+__all__ = ["__version__", *_names]

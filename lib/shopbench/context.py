@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Profile, claim_outputs, load_profile
-from .paths import PROMPTS_DIR, default_cache_dir
+from .paths import default_cache_dir, read_prompt
 from .profiles import ProfileParams, as_plain
 from .report.artifacts import Provenance, git_commit, now_iso, save_figure, save_table
 
@@ -120,11 +120,7 @@ class RunContext:
 
     # ---- prompts -----------------------------------------------------------------------------
     def prompt(self, name: str) -> Prompt:
-        path = PROMPTS_DIR / f"{name}.txt"
-        if not path.exists():
-            known = sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
-            raise FileNotFoundError(f"no prompt file {path}; known prompts: {', '.join(known)}")
-        text = path.read_text(encoding="utf-8")
+        text = read_prompt(name, f"notebook {self.notebook}")
         sha = hashlib.sha256(text.encode()).hexdigest()
         self.prompts_used[name] = sha
         return Prompt(name, text, sha)

@@ -190,7 +190,7 @@ def write_esci_fixture(
     index = EvidenceIndex(products)
     queries = generate_queries(products, n_queries, seed=seed, index=index)
     labels = ["E", "E", "E", "S", "S", "C", "I", "I"]
-    rows = []
+    rows: list[dict] = []
     for qn, (q, hits) in enumerate(
         zip(queries, index.search_many([q.query for q in queries], 8), strict=True)
     ):

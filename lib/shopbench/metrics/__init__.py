@@ -1,52 +1,32 @@
-"""PACE metrics over a judge-sweep run table (seed 000, Section 5, Appendices C.2, D.3, E.2–E.8).
+"""Metrics, one package per paper; pure functions (tables in, tables out, no I/O, no model calls).
 
-Pure functions: a run table (one row per protocol × backbone × record × repeat, judge output plus
-gold columns) in, a DataFrame per (protocol, backbone) group out. No I/O and no model calls.
+- :mod:`.pace` — PACE metrics over a judge-sweep run table (seed 000): the S0–S4 scenarios, Tables 3
+  and 4 with base-record bootstrap CIs, the diagnostics; each metric a registered
+  :class:`~.pace.spec.MetricSpec` (sufficient statistics: every headline bootstrap is vectorised);
+- :mod:`.meta_eval` — PADMÉ meta-evaluation of evaluators (seed 003, Eq. 3–5, Tables 3, 4, 18, 19);
+- :mod:`.shop` — shop-agent outcome metrics and Table 14 intervals (seed 002 §4.1, §5).
 
-- :mod:`.scenarios` — S0–S4 record sets, S0 balanced accuracy, native PACE targets per protocol.
-- :mod:`.paired` — Table 4: S1 PJC, S2 J-strict, S3 J-harmonic, S4 J-strict, PACE, lift rows.
-- :mod:`.diagnosis` — Table 3 closure columns, Tables 5, 6 and 28, D.3 location hit rate, false fire.
-- :mod:`.leakage` — Table 20 evaluation-target leakage audit.
-- :mod:`.gradient` — Figure 4 accuracy by defect tier, with the deterministic baseline.
-- :mod:`.bootstrap` — base-record bootstrap CIs and the headline Tables 3 and 4.
-
-Every metric is scored per row: a failed row (status ≠ "ok" or parse_ok false) is wrong unless its
-docstring says otherwise, and cells of a PACE target a protocol does not natively cover are NaN ("–")
-with ``supported`` False.
+The names a notebook uses are re-exported here (``from shopbench import metrics as M;
+M.headline_table(...)``) and imported on first use.
 """
 
-from .bootstrap import bootstrap_ci, format_headline, headline_table
-from .diagnosis import (
-    cross_component_detect_localize,
-    false_fire_rate,
-    hallucinated_id_rate,
-    multi_defect_location_hit_rate,
-    pace_closure_average,
-    persona_swap_accuracy_by_axis,
-    s3_grounding,
-    s4_family_location,
-    tpr_specificity_breakdown,
-)
-from .gradient import accuracy_by_tier
-from .leakage import leakage_audit
-from .paired import lift, pace_score, s1_pjc, s2_j_strict, s3_j_harmonic, s4_j_strict
-from .scenarios import (
-    BY,
-    NATIVE_TARGETS,
-    MetricSpec,
-    native_targets_of,
-    s0_balanced_accuracy,
-    scenario_rows,
-    select_s0_subset,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BY", "NATIVE_TARGETS", "MetricSpec", "native_targets_of", "scenario_rows", "select_s0_subset",
-    "s0_balanced_accuracy",
-    "s1_pjc", "s2_j_strict", "s3_j_harmonic", "s4_j_strict", "pace_score", "lift",
+from .._lazy import lazy_exports
+
+_PACE = [
+    "BY", "LOCATIONS", "NATIVE_TARGETS", "SWAP_AXES", "METRICS", "MetricSpec", "metric", "compose", "evaluate",
+    "prepare", "native_targets_of", "location_field", "scenario_rows", "select_s0_subset",
+    "s0_balanced_accuracy", "s1_pjc", "s2_j_strict", "s3_j_harmonic", "s4_j_strict", "pace_score", "lift",
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",
-    "hallucinated_id_rate",
-    "leakage_audit", "accuracy_by_tier",
-    "bootstrap_ci", "headline_table", "format_headline",
+    "hallucinated_id_rate", "leakage_audit", "accuracy_by_tier", "tier_accuracy",
+    "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
 ]  # fmt: skip
+_META_EVAL = [
+    "pair_outcomes", "pairs_frame", "evaluator_summary", "score_statistics", "accuracy_by", "sweep_table",
+    "property_correlations", "agreement", "contamination", "reward_pairs", "reward_label_accuracy",
+]  # fmt: skip
+_SHOP = ["exact_cart", "goal_achieved", "bootstrap_success", "bootstrap_contrast"]
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {".pace": _PACE, ".meta_eval": _META_EVAL, ".shop": _SHOP})

@@ -1,1 +1,25 @@
-"""PACEShop: the benchmark of seed 000 (Sections 3.1–3.2, Appendix B)."""
+"""PACEShop: the benchmark of seed 000 (Sections 3.1–3.2, Appendix B).
+
+- :mod:`.build` — the whole build (:class:`BuildConfig` → :func:`build` → :func:`write`) and
+  :func:`load_records`, which validates every line of a records file;
+- :mod:`.schema` — the data model (Product, Query, EvidencePool, Persona, Response, Defect, Record);
+- :mod:`.taxonomy` — verticals, missions, persona facets, the seven defect families, the 12 checks;
+- :mod:`.personas`, :mod:`.assign`, :mod:`.generate`, :mod:`.defects`, :mod:`.swaps`, :mod:`.checks`
+  — the build stages; :mod:`.tables` — Tables 8–13 and 17 of the built benchmark.
+
+The names below are imported on first use.
+"""
+
+from __future__ import annotations
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    ".build": ["BuildConfig", "BuildResult", "build", "write", "load_records"],
+    ".schema": ["Product", "Query", "EvidencePool", "EvidenceSnippet", "Persona", "Response", "Defect", "Record"],
+    ".taxonomy": ["FAMILIES", "DEFECTS", "CHECKS"],
+    ".io": ["DataFileError", "read_jsonl", "write_jsonl"],
+    ".tables": ["table8_summary", "table10_verticals", "table11_missions", "table12_personas",
+                "table13_evidence", "table17_defects", "checks_table", "worked_record"],
+}  # fmt: skip
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

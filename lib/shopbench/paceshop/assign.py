@@ -43,7 +43,7 @@ AXES = ("household", "budget", "quality", "urgency", "constraints", "preferences
 
 def taxonomy_values(persona: Persona) -> list[tuple[str, str]]:
     """The persona's (axis, value) Table 12 taxonomy tags."""
-    out = []
+    out: list[tuple[str, str]] = []
     for axis in AXES:
         v = getattr(persona.taxonomy, axis)
         out.extend((axis, x) for x in (v if isinstance(v, list) else [v]))
@@ -125,7 +125,7 @@ def random_assignment(query_ids: list[str], personas: list[Persona], k: int = 4,
     ids = [p.persona_id for p in personas]
     holdout = {p.persona_id for p in personas if p.holdout_bundle is not None}
     used = 0
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for qid in query_ids:
         pool = (
             ids

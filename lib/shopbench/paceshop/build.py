@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from ..paths import read_prompt
 from . import taxonomy as T
 from .io import write_json, write_jsonl
 from .schema import Defect, EvidencePool, Persona, Product, Query, Record, Response
@@ -287,9 +288,7 @@ def _subsets(goods, bads, swaps, cfg: BuildConfig, rng: random.Random) -> dict[s
 
 
 def _prompt(name: str) -> str:
-    from ..paths import PROMPTS_DIR
-
-    return (PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
+    return read_prompt(name, "the PACEShop build")
 
 
 # ---- views and files ----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..paths import read_prompt
 from . import taxonomy
 from .checks import BANNED, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, _stem, run_checks
 from .schema import EvidencePool, Persona, Product, Query, Response
@@ -485,9 +486,7 @@ def group_json(pool: EvidencePool) -> str:
 
 def load_prompt_text() -> str:
     """``prompts/paceshop_good_generation.txt`` (without a run context)."""
-    from ..paths import PROMPTS_DIR
-
-    return (PROMPTS_DIR / f"{PROMPT_NAME}.txt").read_text(encoding="utf-8")
+    return read_prompt(PROMPT_NAME, "the PACEShop good-response generator")
 
 
 class LLMGenerator:

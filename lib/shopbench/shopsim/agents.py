@@ -22,8 +22,9 @@ no tool calls.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any, Protocol, runtime_checkable
 
 from .. import strictjson
@@ -32,11 +33,17 @@ from .types import AgentStep, ToolCall
 from .user import TOOL_ARGS, load_prompt
 
 __all__ = [
-    "AGENT_JSON_SCHEMA", "DEFAULT_SYSTEM_PROMPT", "SCRIPTED_AGENTS", "Agent", "LLMAgent", "ScriptedAgent",
+    "AGENT_JSON_SCHEMA", "SCRIPTED_AGENTS", "default_system_prompt", "Agent", "LLMAgent", "ScriptedAgent",
     "json_mode_messages", "json_tools_text", "make_agent", "parse_tool_call",
 ]  # fmt: skip
 
-DEFAULT_SYSTEM_PROMPT = load_prompt("shopsim_agent_system")
+
+@functools.cache
+def default_system_prompt() -> str:
+    """``prompts/shopsim_agent_system.txt``, read on first use (never at import time)."""
+    return load_prompt("shopsim_agent_system")
+
+
 JSON_PROMPT_STEM = "shopsim_agent_json"
 
 
@@ -53,7 +60,7 @@ class Agent(Protocol):
 
 
 # ---- scripted reference agents ---------------------------------------------------------------
-Task = Iterator[ToolCall]  # a generator: yields a call, receives its result, writes prose to `out`
+Task = Generator[ToolCall, dict, Any]  # a generator: yields a call, receives its result, writes prose to `out`
 
 UNSUPPORTED = ("waterproof", "hand-made", "slightly crunchy", "award-winning", "hypoallergenic",
                "locally sourced", "machine-washable", "limited edition")  # fmt: skip
@@ -95,8 +102,8 @@ class ScriptedAgent:
     HANDLERS = {"find": "_find", "add": "_add", "explore": "_explore", "defer": "_defer", "return": "_return",
                 "wrap_up": "_wrap_up"}  # fmt: skip
 
-    def __init__(self, system_prompt: str = DEFAULT_SYSTEM_PROMPT, name: str | None = None):
-        self.system_prompt = system_prompt
+    def __init__(self, system_prompt: str | None = None, name: str | None = None):
+        self.system_prompt = default_system_prompt() if system_prompt is None else system_prompt
         self.name = name or f"scripted:{self.kind}"
         self.reset("")
 
@@ -130,7 +137,7 @@ class ScriptedAgent:
             for chain in self.plan(intent or []):
                 out: list[str] = []
                 self._out.append(out)
-                task = [chain(out), None]
+                task: list = [chain(out), None]  # [generator, the call it waits on]
                 self._tasks.append(task)
                 self._advance(task, None, first=True)
         else:
@@ -755,7 +762,7 @@ class LLMAgent:
         self,
         gateway,
         backbone: str,
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        system_prompt: str | None = None,
         tool_mode: str = "native",
         run_id: str = "shopsim-agent",
         max_tokens: int = 512,
@@ -765,7 +772,7 @@ class LLMAgent:
             raise ValueError(f"tool_mode {tool_mode!r}: use 'native' (function calling) or 'json'")
         self.gateway = gateway
         self.backbone = backbone
-        self.system_prompt = system_prompt
+        self.system_prompt = default_system_prompt() if system_prompt is None else system_prompt
         self.tool_mode = tool_mode
         self.run_id = run_id
         self.max_tokens = int(max_tokens)

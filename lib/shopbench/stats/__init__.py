@@ -4,8 +4,9 @@
 - :mod:`~shopbench.stats.bootstrap` — a vectorised, seeded percentile bootstrap over units;
 - :mod:`~shopbench.stats.tests` — permutation test, binomial position balance, Holm correction;
 - :mod:`~shopbench.stats.poststrat` — post-stratified accuracy;
-- :mod:`~shopbench.stats.study` — the whole human-study analysis (:func:`agreement_summary`);
-- :mod:`~shopbench.stats.bench` — ``bench_agreement()``, the bootstrap benchmark.
+- :mod:`~shopbench.stats.study` — the whole human-study analysis (:func:`agreement_summary`).
+
+The bootstrap benchmark is :mod:`shopbench.benchmarks.agreement`.
 
 Names are imported lazily (``from shopbench.stats import bootstrap_mean`` loads only that module), so
 ``import shopbench.stats.bootstrap`` stays light.
@@ -13,24 +14,16 @@ Names are imported lazily (``from shopbench.stats import bootstrap_mean`` loads 
 
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_exports
 
 _EXPORTS = {
-    "agreement": ["krippendorff_alpha", "alpha_nominal", "alpha_from_coincidences", "bootstrap_alpha", "unanimous",
-                  "majority_vote", "agreement_rate", "cohen_kappa", "pairwise_agreement", "pairwise_table"],
-    "bootstrap": ["BootstrapResult", "bootstrap", "bootstrap_mean", "bootstrap_ratio", "percentile_ci",
-                  "resample_counts"],
-    "tests": ["permutation_test", "position_balance", "holm", "minimum_detectable_difference"],
-    "poststrat": ["poststratified_mean", "poststratified_table"],
-    "study": ["agreement_summary", "write_summary", "summary_tables", "compare_with_paper", "table15_comparison",
-              "simulation_recovery", "prepare", "PADME_REPORTED", "PADME_POPULATION"],
-    "bench": ["bench_agreement"],
+    ".agreement": ["krippendorff_alpha", "alpha_nominal", "alpha_from_coincidences", "bootstrap_alpha", "unanimous",
+                   "majority_vote", "agreement_rate", "cohen_kappa", "pairwise_agreement", "pairwise_table"],
+    ".bootstrap": ["BootstrapResult", "bootstrap", "bootstrap_mean", "bootstrap_ratio", "percentile_ci",
+                   "resample_counts"],
+    ".tests": ["permutation_test", "position_balance", "holm", "minimum_detectable_difference"],
+    ".poststrat": ["poststratified_mean", "poststratified_table"],
+    ".study": ["agreement_summary", "write_summary", "summary_tables", "compare_with_paper", "table15_comparison",
+               "simulation_recovery", "prepare", "PADME_REPORTED", "PADME_POPULATION"],
 }  # fmt: skip
-_WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

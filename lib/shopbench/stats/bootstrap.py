@@ -17,6 +17,13 @@ annotator panels of 75 pairs, which keeps the study's design in every resample.
 
 Results depend only on ``seed`` (a :class:`numpy.random.Generator` is built from it): the same seed
 gives the same resamples, hence the same interval.
+
+This is the project's one bootstrap: the PACE headline intervals (:mod:`shopbench.metrics.pace.headline`,
+resampling base records), the PADMÉ meta-evaluation and human-study intervals and the shop agents'
+Table 14 (:mod:`shopbench.metrics.shop.intervals`) all draw their resamples here, and the resample
+count is ``n_boot`` everywhere. ``draw`` picks how a resample's counts are drawn: ``"multinomial"``
+(the default) or ``"indices"`` (``n`` unit indices drawn uniformly, then counted) — the same law, two
+random streams; the shop tables use ``"indices"``, the stream they were first published with.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,16 +64,30 @@ def _rng(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+DRAWS = ("multinomial", "indices")
+
+
+def _counts(rng: np.random.Generator, n: int, b: int, draw: str) -> np.ndarray:
+    """``b`` count vectors over ``n`` units, each summing to ``n``."""
+    if draw == "multinomial":
+        return rng.multinomial(n, np.full(n, 1.0 / n), size=b)
+    idx = rng.integers(0, n, size=(b, n))
+    return np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+
+
 def resample_counts(
-    n: int, n_boot: int, seed=0, strata=None, chunk: int = DEFAULT_CHUNK
+    n: int, n_boot: int, seed=0, strata=None, chunk: int = DEFAULT_CHUNK, draw: str = "multinomial"
 ) -> Iterator[np.ndarray]:
     """Blocks of bootstrap count vectors, shape ``(b, n)`` with ``b <= chunk``, ``n_boot`` rows in all.
 
     Row ``r`` says how many times each unit is drawn in resample ``r`` (multinomial with equal
-    probabilities; within each stratum when ``strata`` is given). Deterministic per ``seed``.
+    probabilities; within each stratum when ``strata`` is given). Deterministic per ``seed`` (and
+    ``draw``; with ``draw="indices"`` also per ``chunk``, which sets how the index draws are blocked).
     """
     if n <= 0:
         raise ValueError("bootstrap needs at least one unit")
+    if draw not in DRAWS:
+        raise ValueError(f"draw {draw!r}: use one of {', '.join(DRAWS)}")
     rng = _rng(seed)
     groups = None
     if strata is not None:
@@ -77,16 +99,16 @@ def resample_counts(
     while done < n_boot:
         b = min(chunk, n_boot - done)
         if groups is None:
-            w = rng.multinomial(n, np.full(n, 1.0 / n), size=b)
+            w = _counts(rng, n, b, draw)
         else:
             w = np.zeros((b, n), dtype=np.int64)
             for g in groups:
-                w[:, g] = rng.multinomial(len(g), np.full(len(g), 1.0 / len(g)), size=b)
+                w[:, g] = _counts(rng, len(g), b, draw)
         yield w
         done += b
 
 
-def percentile_ci(samples: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def percentile_ci(samples: np.ndarray, ci: float = 0.95) -> tuple[Any, Any]:
     """Percentile interval of ``samples`` along axis 0, ignoring NaN resamples."""
     q = 100 * (1 - ci) / 2
     samples = np.asarray(samples, dtype=float)
@@ -101,7 +123,8 @@ def percentile_ci(samples: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray, np
 
 
 def bootstrap(stat: Callable[[np.ndarray], np.ndarray], n: int, n_boot: int = 2000, seed=0, ci: float = 0.95,
-              strata=None, chunk: int = DEFAULT_CHUNK, keep_samples: bool = False) -> BootstrapResult:  # fmt: skip
+              strata=None, chunk: int = DEFAULT_CHUNK, keep_samples: bool = False,
+              draw: str = "multinomial") -> BootstrapResult:  # fmt: skip
     """Percentile bootstrap of a *weighted* statistic over ``n`` units.
 
     ``stat(w)`` receives a float array of unit weights, shape ``(b, n)``, and returns the statistic
@@ -112,7 +135,7 @@ def bootstrap(stat: Callable[[np.ndarray], np.ndarray], n: int, n_boot: int = 20
     est = np.asarray(stat(np.ones((1, n))), dtype=float)[0]
     parts = [
         np.asarray(stat(w.astype(float)), dtype=float)
-        for w in resample_counts(n, n_boot, seed, strata, chunk)
+        for w in resample_counts(n, n_boot, seed, strata, chunk, draw)
     ]
     samples = np.concatenate(parts, axis=0) if parts else np.empty((0, *est.shape))
     lo, hi = percentile_ci(samples, ci)
@@ -130,7 +153,8 @@ def _safe_div(a, b):
 
 
 def bootstrap_mean(values, n_boot: int = 2000, seed=0, ci: float = 0.95, strata=None,
-                   chunk: int = DEFAULT_CHUNK, keep_samples: bool = False) -> BootstrapResult:  # fmt: skip
+                   chunk: int = DEFAULT_CHUNK, keep_samples: bool = False,
+                   draw: str = "multinomial") -> BootstrapResult:  # fmt: skip
     """Mean of ``values`` (shape ``(n,)``, or ``(n, k)`` for ``k`` statistics resampled jointly).
 
     Missing values (NaN) are left out of each resample's mean, so a column may cover fewer units.
@@ -146,11 +170,12 @@ def bootstrap_mean(values, n_boot: int = 2000, seed=0, ci: float = 0.95, strata=
         out = _safe_div(w @ xz, w @ pf)
         return out if vec else out[:, 0]
 
-    return bootstrap(stat, x.shape[0], n_boot, seed, ci, strata, chunk, keep_samples)
+    return bootstrap(stat, x.shape[0], n_boot, seed, ci, strata, chunk, keep_samples, draw)
 
 
 def bootstrap_ratio(numerator, denominator, n_boot: int = 2000, seed=0, ci: float = 0.95, strata=None,
-                    chunk: int = DEFAULT_CHUNK, keep_samples: bool = False) -> BootstrapResult:  # fmt: skip
+                    chunk: int = DEFAULT_CHUNK, keep_samples: bool = False,
+                    draw: str = "multinomial") -> BootstrapResult:  # fmt: skip
     """Ratio of sums ``Σ num / Σ den`` over units, e.g. accuracy on a subset: ``num = correct & in``,
     ``den = in``. Arrays of shape ``(n,)`` or ``(n, k)``; a resample with ``Σ den = 0`` is undefined."""
     num = np.asarray(numerator, dtype=float)
@@ -161,4 +186,4 @@ def bootstrap_ratio(numerator, denominator, n_boot: int = 2000, seed=0, ci: floa
     def stat(w):
         return _safe_div(w @ num, w @ den)
 
-    return bootstrap(stat, num.shape[0], n_boot, seed, ci, strata, chunk, keep_samples)
+    return bootstrap(stat, num.shape[0], n_boot, seed, ci, strata, chunk, keep_samples, draw)

@@ -38,7 +38,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ...shopsim.agents import DEFAULT_SYSTEM_PROMPT, LLMAgent, ScriptedAgent
+from ...shopsim.agents import LLMAgent, ScriptedAgent, default_system_prompt
 from ...shopsim.catalog import control_catalog
 from ...shopsim.registry import TOOL_NAMES
 from ...shopsim.scenario import ScenarioFactory
@@ -83,7 +83,7 @@ class SteeredShopAgent(ScriptedAgent):
     kind = "steered"
 
     def __init__(self, criterion: str, level: str, n_items: int, seed: str,
-                 system_prompt: str = DEFAULT_SYSTEM_PROMPT):  # fmt: skip
+                 system_prompt: str | None = None):  # fmt: skip
         self.criterion, self.level, self.seed = criterion, level, seed
         self.effort = conduct_of(criterion, level)[1]
         self.allowed = len(action_plan(list(range(n_items)), criterion, level, random.Random(f"{seed}:plan")))
@@ -179,7 +179,7 @@ class ShopSource:
         return TOOL_NAMES
 
     def system_prompt(self) -> str:
-        return DEFAULT_SYSTEM_PROMPT
+        return default_system_prompt()
 
     # -- tasks ------------------------------------------------------------------------------------------
     def scenario(self, task: Task) -> Scenario:

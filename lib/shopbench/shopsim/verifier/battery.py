@@ -22,7 +22,6 @@ for the descriptive call volumes ("call volume is descriptive", Table 3); the si
 from __future__ import annotations
 
 import importlib
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...metrics.shop.intervals import GENERATOR_TIERS, bootstrap_contrast, bootstrap_success
 from ..types import ShopProduct, Trajectory
 from .judge import JudgeError
 from .outcomes import trial_outcomes
@@ -42,7 +42,6 @@ REFUSAL = frozenset({"refusal"})
 
 # Reporting tiers of the difficulty split (App. I, Table 11).
 REPORT_TIERS = {"simple": range(1, 6), "multi_item": range(6, 9), "complex": range(9, 11)}
-GENERATOR_TIERS = ("direct", "light", "multi_item", "complex")
 EXTRA_KEYS = ("no_opening_message",)
 META_COLUMNS = ("trial_id", "agent", "kind", "difficulty", "tier", "style", "termination")
 
@@ -377,83 +376,6 @@ def format_table11(summary: pd.DataFrame, by: str = "agent", digits: int = 3) ->
     t.insert(1, "metric", [BY_KEY[k].label for k in t.index])
     t.columns.name = None
     return t
-
-
-# --- bootstrap (§5, App. L Table 14) ---------------------------------------------------------------
-
-
-def _rng(seed: int, *parts: str) -> np.random.Generator:
-    return np.random.default_rng([int(seed), *(zlib.crc32(p.encode()) for p in parts)])
-
-
-def _boot_rates(x: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    idx = rng.integers(0, x.size, size=(n_boot, x.size))
-    return x[idx].mean(axis=1)
-
-
-def _success(scores: pd.DataFrame, kinds: Sequence[str]) -> pd.DataFrame:
-    need = {"agent", "kind", "tier", "exact_cart_success_rate"} - set(scores.columns)
-    if need:
-        raise ValueError(f"bootstrap needs score_trials() output; the scores lack columns {sorted(need)}")
-    df = scores[scores["kind"].isin(list(kinds))]
-    df = df[df["exact_cart_success_rate"].notna()]
-    return df.assign(_x=df["exact_cart_success_rate"].astype(float))
-
-
-def bootstrap_success(
-    scores: pd.DataFrame,
-    n_boot: int = 6000,
-    seed: int = 0,
-    kinds: Sequence[str] = ("general",),
-    ci: float = 0.95,
-) -> pd.DataFrame:
-    """Exact-cart success per agent with the central ``ci`` percentile interval of ``n_boot`` resamples
-    of its trials, overall and per generator tier (Table 14). Each (agent, tier) cell resamples its own
-    trials with a generator seeded from (seed, agent, tier), so a cell does not depend on the others."""
-    df = _success(scores, kinds)
-    q = 100 * (1 - ci) / 2
-    rows = []
-    for agent, sub in df.groupby("agent", sort=True):
-        for tier in ("overall", *GENERATOR_TIERS):
-            x = (sub if tier == "overall" else sub[sub["tier"] == tier])["_x"].to_numpy(float)
-            if x.size == 0:
-                rows.append(
-                    {"agent": agent, "tier": tier, "n": 0, "rate": np.nan, "low": np.nan, "high": np.nan}
-                )
-                continue
-            b = _boot_rates(x, n_boot, _rng(seed, str(agent), tier))
-            lo, hi = np.percentile(b, [q, 100 - q])
-            rows.append({"agent": agent, "tier": tier, "n": int(x.size), "rate": float(x.mean()),
-                         "low": float(lo), "high": float(hi)})  # fmt: skip
-    return pd.DataFrame(rows, columns=["agent", "tier", "n", "rate", "low", "high"])
-
-
-def bootstrap_contrast(
-    scores: pd.DataFrame,
-    a: str,
-    b: str,
-    n_boot: int = 6000,
-    seed: int = 0,
-    kinds: Sequence[str] = ("general",),
-    ci: float = 0.95,
-) -> dict:
-    """Exact-cart success difference ``rate(a) - rate(b)``: the two unpaired runs are resampled
-    independently and the central ``ci`` of the difference is reported (§5). ``separated`` is True when
-    the interval excludes 0."""
-    df = _success(scores, kinds)
-    xa = df.loc[df["agent"] == a, "_x"].to_numpy(float)
-    xb = df.loc[df["agent"] == b, "_x"].to_numpy(float)
-    for name, x in ((a, xa), (b, xb)):
-        if x.size == 0:
-            raise ValueError(f"agent {name!r} has no {'/'.join(kinds)} trials with an exact-cart score")
-    d = _boot_rates(xa, n_boot, _rng(seed, str(a), "contrast-a")) - _boot_rates(
-        xb, n_boot, _rng(seed, str(b), "contrast-b")
-    )
-    q = 100 * (1 - ci) / 2
-    lo, hi = np.percentile(d, [q, 100 - q])
-    return {"a": a, "b": b, "n_a": int(xa.size), "n_b": int(xb.size), "rate_a": float(xa.mean()),
-            "rate_b": float(xb.mean()), "diff": float(xa.mean() - xb.mean()), "low": float(lo), "high": float(hi),
-            "separated": bool(lo > 0 or hi < 0)}  # fmt: skip
 
 
 # --- cross-judge agreement (App. K) ----------------------------------------------------------------

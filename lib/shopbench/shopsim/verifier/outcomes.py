@@ -13,7 +13,8 @@ Table 11 adds: turns to goal are the "customer turns before the goal was met, ov
 tool calls per conversation are the "calls issued across the whole trial", and per successful
 conversation "the same count restricted to trials that met the goal".
 
-Our reading where the paper is silent: a ratio whose denominator is zero is ``None`` (precision of an
+The pure cart metrics live in :mod:`shopbench.metrics.shop.cart`; this module replays the trial and
+applies them. Our reading where the paper is silent: a ratio whose denominator is zero is ``None`` (precision of an
 empty cart, recall and progress of an empty target); turns to goal is the index of the first agent turn
 after which goal achievement holds, plus one; "met the goal" means goal achievement on the replayed final
 cart. Every cart here is read from the tool log (:mod:`shopbench.shopsim.replay`), never from the
@@ -22,47 +23,19 @@ controller's cart reads; :func:`consistency` compares the two.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from ...metrics.shop.cart import (  # noqa: F401 - the pure cart metrics, re-exported here
+    Cart,
+    exact_cart,
+    exactly_satisfied,
+    goal_achieved,
+    matched_units,
+    precision,
+    recall,
+)
 from ..replay import final_cart, replay
 from ..types import Trajectory
-
-Cart = Mapping[str, int]
-
-
-def matched_units(cart: Cart, target: Cart) -> int:
-    """m = sum over targets (p, q) of min(C[p], q)."""
-    return sum(min(int(cart.get(p, 0)), int(q)) for p, q in target.items())
-
-
-def exact_cart(cart: Cart, target: Cart) -> bool:
-    """Exactly the target items at exactly the target quantities (zero lines ignored)."""
-    return {p: q for p, q in cart.items() if q > 0} == {p: q for p, q in target.items() if q > 0}
-
-
-def precision(cart: Cart, target: Cart) -> float | None:
-    """m / sum_p C[p]; ``None`` for an empty cart."""
-    total = sum(int(q) for q in cart.values())
-    return matched_units(cart, target) / total if total > 0 else None
-
-
-def recall(cart: Cart, target: Cart) -> float | None:
-    """m / sum_q; ``None`` for an empty target."""
-    total = sum(int(q) for q in target.values())
-    return matched_units(cart, target) / total if total > 0 else None
-
-
-def goal_achieved(cart: Cart, target: Cart) -> bool:
-    """C[p] >= q for every target (vacuously true for an empty target)."""
-    return all(int(cart.get(p, 0)) >= int(q) for p, q in target.items())
-
-
-def exactly_satisfied(cart: Cart, target: Cart) -> float | None:
-    """Fraction of target products held at exactly their quantity; ``None`` for an empty target."""
-    if not target:
-        return None
-    return sum(int(cart.get(p, 0)) == int(q) for p, q in target.items()) / len(target)
 
 
 def goal_progress(traj: Trajectory) -> float | None:
@@ -70,7 +43,7 @@ def goal_progress(traj: Trajectory) -> float | None:
     target = traj.scenario.target
     if not target:
         return None
-    samples = [exactly_satisfied(m.cart, target) for m in replay(traj)]
+    samples = [exactly_satisfied(m.cart, target) or 0.0 for m in replay(traj)]  # never None: target is not empty
     return max(samples, default=0.0)
 
 

@@ -11,16 +11,18 @@ the bootstrap; not the caller's memory). Results::
     [{"name": "bootstrap_wall_s", "value", "unit": "s", "goal": "<= 5", "meets_goal", "detail"},
      {"name": "peak_rss_mb", "value", "unit": "MB", "goal": "<= 1024", "meets_goal", "detail"}]
 
-``python -m shopbench.stats.bench`` prints them as JSON.
+``python -m shopbench.benchmarks.agreement`` prints them as JSON.
 """
 
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import time
+
+from ..stats.bootstrap import bootstrap_mean
+from .common import rss_mb
 
 N_EVALUATORS = 25
 N_PAIRS = 1000
@@ -29,16 +31,12 @@ WALL_GOAL_S = 5.0
 RSS_GOAL_MB = 1024.0
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
 
 def _worker(seed: int = 0) -> dict:
     import numpy as np
 
-    from .bootstrap import bootstrap_mean
 
-    base = _rss_mb()
+    base = rss_mb()
     rng = np.random.default_rng(seed)
     acc = np.linspace(0.37, 0.85, N_EVALUATORS)  # the paper's spread of evaluator accuracies
     correct = (rng.random((N_PAIRS, N_EVALUATORS)) < acc).astype(float)
@@ -47,7 +45,7 @@ def _worker(seed: int = 0) -> dict:
     res = bootstrap_mean(correct, n_boot=N_BOOT, seed=seed)
     wall = time.perf_counter() - t
     width = float(np.mean(res.high - res.low))
-    return {"wall_s": wall, "peak_rss_mb": _rss_mb(), "baseline_rss_mb": base, "mean_ci_width": width,
+    return {"wall_s": wall, "peak_rss_mb": rss_mb(), "baseline_rss_mb": base, "mean_ci_width": width,
             "n_valid_min": int(np.min(res.n_valid))}  # fmt: skip
 
 
@@ -55,7 +53,7 @@ def bench_agreement(seed: int = 0, isolated: bool = True) -> list[dict]:
     """Time the 25 × 1,000 × 6,000 bootstrap and record the peak RSS (in a subprocess by default)."""
     if isolated:
         code = (
-            f"import json; from shopbench.stats.bench import _worker; print(json.dumps(_worker({int(seed)})))"
+            f"import json; from shopbench.benchmarks.agreement import _worker; print(json.dumps(_worker({int(seed)})))"
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600

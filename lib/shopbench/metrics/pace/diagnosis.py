@@ -14,25 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .paired import s1_pjc_spec, s2_j_strict_spec, s3_j_harmonic_spec, s4_j_strict_spec
-from .scenarios import (
-    BY,
-    E_FAMILIES,
-    LOCATIONS,
-    PERSONA_HISTORY_FAMILY,
-    PRODUCT_EVIDENCE_FAMILY,
-    SWAP_AXES,
-    MetricSpec,
-    _frame,
-    compose,
-    evaluate,
-    harmonic,
-    s2_mask,
-    s3_history_mask,
-    s3_product_mask,
-    s4_mask,
-    safe_div,
-)
+from .paired import s1_pjc, s2_j_strict, s3_j_harmonic, s4_j_strict
+from .run_table import E_FAMILIES, LOCATIONS, PERSONA_HISTORY_FAMILY, PRODUCT_EVIDENCE_FAMILY, SWAP_AXES
+from .scenarios import s2_mask, s3_history_mask, s3_product_mask, s4_mask
+from .spec import MetricSpec, _frame, compose, harmonic, metric, safe_div
 
 P, C, E, A = (frozenset(t) for t in "PCEA")
 ALL = frozenset("PCEA")
@@ -65,11 +50,8 @@ def _axis_combine(s):
     return {**rates, "s1_p_source": _nanmean(rates.values()), "n_swaps": sum(s[f"n_{a}"] for a in _AXES)}
 
 
-def persona_source_spec() -> MetricSpec:
-    return MetricSpec("s1_p_source", _axis_stats, _axis_combine, dict.fromkeys((*_AXES, "s1_p_source"), P))
-
-
-def persona_swap_accuracy_by_axis(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def persona_swap_accuracy_by_axis() -> MetricSpec:
     """Table 5 (persona-swap accuracy by conflict axis) and the Tab. 3 S1 "P-source" column.
 
     Paper: "A hit requires predicting PREF_CONFLICT on a counterfactual persona swap" (Tab. 5);
@@ -83,10 +65,7 @@ def persona_swap_accuracy_by_axis(run_table: pd.DataFrame, *, by=BY, native_targ
     failed row is a miss). ``s1_p_source`` is the unweighted mean over axes that have swaps, as E.5.2
     says (it equals the pooled fraction when axes are balanced). Target P.
     """
-    return evaluate(persona_source_spec(), run_table, by, native_targets)
-
-
-persona_swap_accuracy_by_axis.spec = persona_source_spec  # type: ignore[attr-defined]
+    return MetricSpec("s1_p_source", _axis_stats, _axis_combine, dict.fromkeys((*_AXES, "s1_p_source"), P))
 
 
 # ---- Table 6 / Tab. 3 S2 ---------------------------------------------------------------------------
@@ -103,11 +82,8 @@ def _s2_combine(s):
     return {"detect": safe_div(s["detect"], s["n"]), "loc": safe_div(s["loc"], s["n"]), "n_records": s["n"]}
 
 
-def cross_component_spec() -> MetricSpec:
-    return MetricSpec("s2_detect_loc", _s2_stats, _s2_combine, {"detect": C, "loc": C})
-
-
-def cross_component_detect_localize(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def cross_component_detect_localize() -> MetricSpec:
     """Table 6 (detect vs. 4-way localization) = the Tab. 3 S2 detect / loc. columns.
 
     Paper (E.4): "S2 detect: cross-component defect detection on records whose gold family is in
@@ -119,10 +95,7 @@ def cross_component_detect_localize(run_table: pd.DataFrame, *, by=BY, native_ta
     the gold field (rqList[1] → rqList, productCategoryList[0] → productCategoryList), over the
     single-defect BADs of those families (see :mod:`.scenarios`). Failed rows are misses. Target C.
     """
-    return evaluate(cross_component_spec(), run_table, by, native_targets)
-
-
-cross_component_detect_localize.spec = cross_component_spec  # type: ignore[attr-defined]
+    return MetricSpec("s2_detect_loc", _s2_stats, _s2_combine, {"detect": C, "loc": C})
 
 
 # ---- Tab. 3 S3 grounding ---------------------------------------------------------------------------
@@ -145,12 +118,8 @@ def _s3_combine(s):
             "n_product": s["n_prod"], "n_history": s["n_hist"], "n_good": s["n_good"]}  # fmt: skip
 
 
-def grounding_spec() -> MetricSpec:
-    return MetricSpec("s3_grounding", _s3_stats, _s3_combine,
-                      dict.fromkeys(("s3_grounding", "product", "history", "specificity"), E))  # fmt: skip
-
-
-def s3_grounding(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def s3_grounding() -> MetricSpec:
     """Tab. 3 S3 grounding.
 
     Paper (E.4): "harmonic mean of three grounding sub-scores: product-evidence mismatch detection,
@@ -164,10 +133,8 @@ def s3_grounding(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.D
     label (a failed row is an alarm). Harmonic mean, 0 if any part is 0. No containment gate here
     (that is Tab. 4's J-harmonic). Target E.
     """
-    return evaluate(grounding_spec(), run_table, by, native_targets)
-
-
-s3_grounding.spec = grounding_spec  # type: ignore[attr-defined]
+    return MetricSpec("s3_grounding", _s3_stats, _s3_combine,
+                      dict.fromkeys(("s3_grounding", "product", "history", "specificity"), E))  # fmt: skip
 
 
 # ---- Tab. 3 S4 family / loc. -------------------------------------------------------------------------
@@ -184,11 +151,8 @@ def _s4_combine(s):
     return {"family": safe_div(s["family"], s["n"]), "loc": safe_div(s["loc"], s["n"]), "n_records": s["n"]}
 
 
-def family_location_spec() -> MetricSpec:
-    return MetricSpec("s4_family_loc", _s4_stats, _s4_combine, {"family": A, "loc": A})
-
-
-def s4_family_location(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def s4_family_location() -> MetricSpec:
     """Tab. 3 S4 family / loc.
 
     Paper (E.4): "S4 family: exact defect-family prediction on single-defect BAD records across all
@@ -199,10 +163,7 @@ def s4_family_location(run_table: pd.DataFrame, *, by=BY, native_targets=None) -
     whose predicted location equals the gold field. No verdict conjunct (none is stated). Failed rows
     are misses. Target A.
     """
-    return evaluate(family_location_spec(), run_table, by, native_targets)
-
-
-s4_family_location.spec = family_location_spec  # type: ignore[attr-defined]
+    return MetricSpec("s4_family_loc", _s4_stats, _s4_combine, {"family": A, "loc": A})
 
 
 # ---- false fire --------------------------------------------------------------------------------------
@@ -213,31 +174,32 @@ def _ff_stats(p: pd.DataFrame) -> pd.DataFrame:
     return _frame(p, n_good=good, fire=good & p["alarm"].to_numpy(bool))
 
 
-def false_fire_spec() -> MetricSpec:
-    return MetricSpec("false_fire", _ff_stats,
-                      lambda s: {"false_fire": safe_div(s["fire"], s["n_good"]), "n_good": s["n_good"]})  # fmt: skip
-
-
-def false_fire_rate(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def false_fire_rate() -> MetricSpec:
     """False-fire ↓ on GOOD records.
 
     Paper (E.4): "False-fire ↓: fraction of GOOD records on which the judge predicts any non-NONE
     defect family. Lower is better." A failed row on a GOOD record counts as a fire (it is wrong).
     Reported for every protocol (Tab. 3 shows it for the single-target baselines too).
     """
-    return evaluate(false_fire_spec(), run_table, by, native_targets)
-
-
-false_fire_rate.spec = false_fire_spec  # type: ignore[attr-defined]
+    return MetricSpec("false_fire", _ff_stats,
+                      lambda s: {"false_fire": safe_div(s["fire"], s["n_good"]), "n_good": s["n_good"]})  # fmt: skip
 
 
 # ---- Tab. 3 PACE avg. --------------------------------------------------------------------------------
 
-TAB3_PARTS = {"S1": persona_source_spec, "S2": cross_component_spec, "S3": grounding_spec,
-              "S4": family_location_spec, "FF": false_fire_spec}  # fmt: skip
+TAB3_PARTS = {"S1": persona_swap_accuracy_by_axis, "S2": cross_component_detect_localize, "S3": s3_grounding,
+              "S4": s4_family_location, "FF": false_fire_rate}  # fmt: skip
 
 
-def pace_closure_spec() -> MetricSpec:
+@metric
+def pace_closure_average() -> MetricSpec:
+    """Tab. 3 PACE avg.
+
+    Paper (E.4): "PACE avg.: arithmetic mean of S1, S2-loc., S3 grounding, S4-family, and
+    (1 − False-fire), with all components aligned so higher is better"; "rows missing any
+    contributing PACE component report '–' for the PACE average". Target: all four.
+    """
     def derived(o):
         parts = {"s1_p_source": o["S1:s1_p_source"], "s2_loc": o["S2:loc"], "s3_grounding": o["S3:s3_grounding"],
                  "s4_family": o["S4:family"], "false_fire": o["FF:false_fire"]}  # fmt: skip
@@ -247,20 +209,7 @@ def pace_closure_spec() -> MetricSpec:
 
     targets = {"s1_p_source": P, "s2_loc": C, "s3_grounding": E, "s4_family": A, "pace_avg": ALL}
     report = ("s1_p_source", "s2_loc", "s3_grounding", "s4_family", "false_fire", "pace_avg")
-    return compose("pace_avg", {k: f() for k, f in TAB3_PARTS.items()}, derived, targets, report)
-
-
-def pace_closure_average(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
-    """Tab. 3 PACE avg.
-
-    Paper (E.4): "PACE avg.: arithmetic mean of S1, S2-loc., S3 grounding, S4-family, and
-    (1 − False-fire), with all components aligned so higher is better"; "rows missing any
-    contributing PACE component report '–' for the PACE average". Target: all four.
-    """
-    return evaluate(pace_closure_spec(), run_table, by, native_targets)
-
-
-pace_closure_average.spec = pace_closure_spec  # type: ignore[attr-defined]
+    return compose("pace_avg", dict(TAB3_PARTS), derived, targets, report)
 
 
 # ---- D.3 multi-defect location hit rate ---------------------------------------------------------------
@@ -289,12 +238,8 @@ def _hit_combine(s):
     return out
 
 
-def location_hit_spec() -> MetricSpec:
-    return MetricSpec("location_hit", _hit_stats, _hit_combine,
-                      dict.fromkeys(("exact_t1", "hit_t2", "hit_t3", "hit_t4", "hit_multi"), A))  # fmt: skip
-
-
-def multi_defect_location_hit_rate(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def multi_defect_location_hit_rate() -> MetricSpec:
     """D.3 fault localization: the multi-defect location hit rate.
 
     Paper (D.3): "For single-defect records, exact match is reported directly. For multi-defect
@@ -306,10 +251,8 @@ def multi_defect_location_hit_rate(run_table: pd.DataFrame, *, by=BY, native_tar
     ``exact_t1``: the single-defect exact match. The verdict is not checked; failed rows are misses.
     Target A.
     """
-    return evaluate(location_hit_spec(), run_table, by, native_targets)
-
-
-multi_defect_location_hit_rate.spec = location_hit_spec  # type: ignore[attr-defined]
+    return MetricSpec("location_hit", _hit_stats, _hit_combine,
+                      dict.fromkeys(("exact_t1", "hit_t2", "hit_t3", "hit_t4", "hit_multi"), A))  # fmt: skip
 
 
 # ---- Table 28 -------------------------------------------------------------------------------------------
@@ -321,18 +264,8 @@ _TAB28 = {
 }  # fmt: skip
 
 
-def tpr_specificity_spec() -> MetricSpec:
-    parts = {
-        "S1": s1_pjc_spec(),
-        "S2": s2_j_strict_spec(),
-        "S3": s3_j_harmonic_spec(),
-        "S4": s4_j_strict_spec(),
-    }
-    targets = {k: parts[v.split(":")[0]].targets[v.split(":")[1]] for k, v in _TAB28.items()}
-    return compose("tab28", parts, lambda o: {k: o[v] for k, v in _TAB28.items()}, targets, tuple(_TAB28))
-
-
-def tpr_specificity_breakdown(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def tpr_specificity_breakdown() -> MetricSpec:
     """Table 28: TPR / specificity / FPR breakdown of the paired-counterfactual metrics.
 
     Paper (E.8.2): "TPR / specificity / FPR breakdown of paired-counterfactual metrics; see Table 4
@@ -345,10 +278,14 @@ def tpr_specificity_breakdown(run_table: pd.DataFrame, *, by=BY, native_targets=
     (the strict TPR and the GOOD-record FPR of J-strict), s3_ja / s3_jb (clipped Youden's J with
     containment) and s3_spec (paired no-E-alarm specificity).
     """
-    return evaluate(tpr_specificity_spec(), run_table, by, native_targets)
-
-
-tpr_specificity_breakdown.spec = tpr_specificity_spec  # type: ignore[attr-defined]
+    parts = {
+        "S1": s1_pjc,
+        "S2": s2_j_strict,
+        "S3": s3_j_harmonic,
+        "S4": s4_j_strict,
+    }
+    targets = {k: parts[v.split(":")[0]].targets[v.split(":")[1]] for k, v in _TAB28.items()}
+    return compose("tab28", parts, lambda o: {k: o[v] for k, v in _TAB28.items()}, targets, tuple(_TAB28))
 
 
 # ---- D.2 hallucinated-evidence rate --------------------------------------------------------------------
@@ -361,14 +298,8 @@ def _hall_stats(p: pd.DataFrame) -> pd.DataFrame:
     return _frame(p, cited=cited, outside=outside, rows=ok & (cited > 0), rows_out=ok & (outside > 0))
 
 
-def hallucinated_id_spec() -> MetricSpec:
-    return MetricSpec("hallucinated_ids", _hall_stats,
-                      lambda s: {"hallucinated_id_rate": safe_div(s["outside"], s["cited"]),
-                                 "rows_with_hallucinated_id": safe_div(s["rows_out"], s["rows"]),
-                                 "n_cited": s["cited"]})  # fmt: skip
-
-
-def hallucinated_id_rate(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def hallucinated_id_rate() -> MetricSpec:
     """D.2 D5 "hallucinated-evidence rate (fraction of cited IDs absent from the evidence pool)".
 
     ``hallucinated_id_rate``: cited supporting ids not in the row's candidate_evidence_ids / all
@@ -376,10 +307,11 @@ def hallucinated_id_rate(run_table: pd.DataFrame, *, by=BY, native_targets=None)
     any id that cite at least one outside the pool. Failed rows cite nothing and are left out (the
     definition is over cited ids). Reported for every protocol.
     """
-    return evaluate(hallucinated_id_spec(), run_table, by, native_targets)
+    return MetricSpec("hallucinated_ids", _hall_stats,
+                      lambda s: {"hallucinated_id_rate": safe_div(s["outside"], s["cited"]),
+                                 "rows_with_hallucinated_id": safe_div(s["rows_out"], s["rows"]),
+                                 "n_cited": s["cited"]})  # fmt: skip
 
-
-hallucinated_id_rate.spec = hallucinated_id_spec  # type: ignore[attr-defined]
 
 __all__ = [
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",

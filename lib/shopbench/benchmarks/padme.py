@@ -11,17 +11,34 @@
 :func:`synthetic_meta_eval` builds the input: the paper's 25-evaluator roster (its properties, three
 of them in the pipeline) scoring 2,000 trajectories (1,000 pairs) three times, with evaluator-specific
 skill, leniency, score resolution (grid), run-to-run noise and, for two of them, parse failures.
-Run on its own so that the peak RSS is its own: ``python -m shopbench.padme.bench`` prints JSON.
+Run on its own so that the peak RSS is its own: ``python -m shopbench.benchmarks.padme`` prints JSON.
 """
 
 from __future__ import annotations
 
 import json
-import resource
+import tempfile
 import time
 
 import numpy as np
 import pandas as pd
+
+from ..metrics.meta_eval import (
+    accuracy_by,
+    contamination,
+    evaluator_summary,
+    pair_outcomes,
+    property_correlations,
+)
+from ..padme.cascade import PairStore, run_cascade
+from ..padme.cells import make_cells
+from ..padme.criteria import DEFAULT_CRITERIA
+from ..padme.evaluators import paper_roster_specs
+from ..padme.filters import HeuristicFilterJudge
+from ..padme.sources.shop import ShopSource
+from ..padme.steering import ScriptedSteering
+from ..padme.types import Context
+from .common import rss_mb
 
 DOMAINS = ("airline", "banking", "retail", "telecom")
 CRITERIA = ("friendliness", "communication_clarity", "task_resolution")
@@ -34,7 +51,6 @@ STEERING_MODEL = "gpt-oss-120b"
 def synthetic_meta_eval(n_pairs: int = 1000, runs: int = 3, seed: int = 0, n_evaluators: int = 25):
     """``(pairs, scores, specs)``: a pairs table, a scores table (``n_evaluators × 2·n_pairs × runs``
     rows) and the evaluator specs (the first ``n_evaluators`` of the paper's roster)."""
-    from .evaluators import paper_roster_specs
 
     rng = np.random.default_rng(seed)
     specs = paper_roster_specs()[:n_evaluators]
@@ -76,13 +92,6 @@ def synthetic_meta_eval(n_pairs: int = 1000, runs: int = 3, seed: int = 0, n_eva
 
 def meta_eval_statistics(pairs, scores, specs, n_boot: int = 1000, seed: int = 0) -> dict:
     """Everything the meta-evaluation notebook reports, from the two tables (the benchmarked work)."""
-    from shopbench.metrics.meta_eval import (
-        accuracy_by,
-        contamination,
-        evaluator_summary,
-        pair_outcomes,
-        property_correlations,
-    )
 
     out = pair_outcomes(pairs, scores)
     summary = evaluator_summary(out, scores, n_boot=n_boot, seed=seed)
@@ -91,9 +100,6 @@ def meta_eval_statistics(pairs, scores, specs, n_boot: int = 1000, seed: int = 0
     cont = contamination(out, pairs, specs, n_boot=n_boot, seed=seed)
     return {"outcomes": out, "summary": summary, "by": by, "correlations": corr, "contamination": cont}
 
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bench_meta_eval(
@@ -106,7 +112,7 @@ def bench_meta_eval(
     t = time.perf_counter()
     res = meta_eval_statistics(pairs, scores, specs, n_boot=n_boot, seed=0)
     wall = time.perf_counter() - t
-    rss = _rss_mb()
+    rss = rss_mb()
     s = res["summary"]
     detail = (f"{n_evaluators} evaluators x {n_pairs} pairs x {runs} runs ({len(scores)} scores, "
               f"{len(res['outcomes'])} pair outcomes); summary + {len(res['by']) // n_evaluators} breakdown cells + "
@@ -124,15 +130,7 @@ def bench_meta_eval(
 def bench_synthesis(n_tasks: int = 40, n_products: int = 4000) -> list[dict]:
     """Algorithm 1 with the shop environment as the source: scripted steered agents, simulated
     steering, K = 2 heuristic filter judges, R = 2, order-swap re-judging; goal ≥ 60 kept pairs/min."""
-    import tempfile
 
-    from .cascade import PairStore, run_cascade
-    from .cells import make_cells
-    from .criteria import DEFAULT_CRITERIA
-    from .filters import HeuristicFilterJudge
-    from .sources.shop import ShopSource
-    from .steering import ScriptedSteering
-    from .types import Context
 
     t = time.perf_counter()
     src = ShopSource(n_products=n_products)
@@ -150,7 +148,7 @@ def bench_synthesis(n_tasks: int = 40, n_products: int = 4000) -> list[dict]:
          "meets_goal": per_min >= 60,
          "detail": f"{len(cells)} cells, {len(res.pairs)} pairs over all attempts, {len(res.kept)} kept in "
                    f"{wall:.1f} s (store writes included); shop source setup {setup:.1f} s not included"},
-        {"name": "peak_rss_mb_synthesis", "value": round(_rss_mb(), 1), "unit": "MB", "goal": None, "meets_goal": None},
+        {"name": "peak_rss_mb_synthesis", "value": round(rss_mb(), 1), "unit": "MB", "goal": None, "meets_goal": None},
     ]  # fmt: skip
 
 

@@ -49,7 +49,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from .scenarios import AXIS_THRESHOLD, BY, FAMILY_TARGET, NONE, TARGET_AXIS, native_targets_of, prepare
+from .run_table import AXIS_THRESHOLD, BY, FAMILY_TARGET, NONE, TARGET_AXIS, native_targets_of, prepare
 
 NEUTRAL_SCORE = AXIS_THRESHOLD  # the 3.0 pin of the adapted baselines' non-native axes (C.3.2)
 COLUMNS = ("P_off_target", "C_off_target", "E_off_target", "any_off_target", "axis_off_target")

@@ -125,11 +125,11 @@ def pair_outcomes(pairs: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
         r = scores.iloc[int(np.flatnonzero(dup)[0])]
         raise ValueError(f"scores table: more than one score for evaluator {r['evaluator']!r}, rollout "
                          f"{r['rollout_id']!r}, run {r['run']!r}; keep one row per (evaluator, rollout, run)")  # fmt: skip
-    S = np.full(E * R * N, np.nan)
-    S[flat] = pd.to_numeric(scores["score"], errors="coerce").to_numpy(float)
-    P = np.zeros(E * R * N, bool)
-    P[flat] = True
-    S, P = S.reshape(E, R, N), P.reshape(E, R, N)
+    s_flat = np.full(E * R * N, np.nan)
+    s_flat[flat] = pd.to_numeric(scores["score"], errors="coerce").to_numpy(float)
+    p_flat = np.zeros(E * R * N, bool)
+    p_flat[flat] = True
+    S, P = s_flat.reshape(E, R, N), p_flat.reshape(E, R, N)
     index = pd.Index(ro_ids)
     w, b = index.get_indexer(pairs["worse_id"]), index.get_indexer(pairs["better_id"])
     absent = sorted(set(pairs["worse_id"][w < 0]) | set(pairs["better_id"][b < 0]))

@@ -42,29 +42,18 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .scenarios import (
+from .run_table import (
     AXIS_THRESHOLD,
-    BY,
     C_FAMILIES,
     CONFIDENCE_GATE,
     E_FAMILIES,
     NONE,
     PERSONA_HISTORY_FAMILY,
     PRODUCT_EVIDENCE_FAMILY,
-    RUN_KEYS,
-    MetricSpec,
-    _frame,
-    compose,
-    evaluate,
-    harmonic,
     native_targets_of,
-    paired_good_mask,
-    s2_mask,
-    s3_history_mask,
-    s3_product_mask,
-    s4_mask,
-    safe_div,
 )
+from .scenarios import RUN_KEYS, paired_good_mask, s2_mask, s3_history_mask, s3_product_mask, s4_mask
+from .spec import MetricSpec, _frame, compose, harmonic, metric, safe_div
 
 P, C, E, A = (frozenset(t) for t in "PCEA")
 ALL = frozenset("PCEA")
@@ -106,13 +95,8 @@ def _pjc_combine(s):
             "paired_good_spec": safe_div(s["good_ok"], s["n_pairs"]), "n_pairs": s["n_pairs"]}  # fmt: skip
 
 
-def s1_pjc_spec() -> MetricSpec:
-    return MetricSpec(
-        "s1_pjc", _pjc_stats, _pjc_combine, dict.fromkeys(("s1_pjc", "swap_tpr", "paired_good_spec"), P)
-    )
-
-
-def s1_pjc(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def s1_pjc() -> MetricSpec:
     """S1_P PJC — Joint Pair Credit (the brief's "paired judge consistency").
 
     Paper (E.4): "Joint Pair Credit on (good, swap) pairs sharing a base record id. The judge must
@@ -126,10 +110,9 @@ def s1_pjc(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFra
     the Tab. 28 S1 columns. Failed rows, and swaps whose base row is missing, earn no credit.
     Target P.
     """
-    return evaluate(s1_pjc_spec(), run_table, by, native_targets)
-
-
-s1_pjc.spec = s1_pjc_spec  # type: ignore[attr-defined]
+    return MetricSpec(
+        "s1_pjc", _pjc_stats, _pjc_combine, dict.fromkeys(("s1_pjc", "swap_tpr", "paired_good_spec"), P)
+    )
 
 
 # ---- S2 J-strict ---------------------------------------------------------------------------------------
@@ -159,13 +142,8 @@ def _j_strict_combine(name: str):
 _s2_combine = _j_strict_combine("s2_j_strict")
 
 
-def s2_j_strict_spec() -> MetricSpec:
-    return MetricSpec(
-        "s2_j_strict", _s2_stats, _s2_combine, dict.fromkeys(("s2_j_strict", "j_raw", "tpr", "fpr"), C)
-    )
-
-
-def s2_j_strict(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def s2_j_strict() -> MetricSpec:
     """S2_C J-strict.
 
     Paper (E.4): "BAD verdict, family ∈ D_C, correct 4-way location, and component-consistency axis
@@ -177,10 +155,9 @@ def s2_j_strict(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.Da
     < 3.0]; FPR over all GOOD records of [predicted family ∈ D_C, or failed row]. ``j_raw`` is
     TPR − FPR unclipped. Target C.
     """
-    return evaluate(s2_j_strict_spec(), run_table, by, native_targets)
-
-
-s2_j_strict.spec = s2_j_strict_spec  # type: ignore[attr-defined]
+    return MetricSpec(
+        "s2_j_strict", _s2_stats, _s2_combine, dict.fromkeys(("s2_j_strict", "j_raw", "tpr", "fpr"), C)
+    )
 
 
 # ---- S3 J-harmonic --------------------------------------------------------------------------------------
@@ -213,12 +190,8 @@ def _s3_combine(s):
             "n_product": s["n_a"], "n_history": s["n_b"], "n_paired_good": s["n_good"]}  # fmt: skip
 
 
-def s3_j_harmonic_spec() -> MetricSpec:
-    outs = ("s3_j_harmonic", "ja", "jb", "spec", "ja_raw", "jb_raw", "tpr_a", "fpr_a", "tpr_b", "fpr_b")
-    return MetricSpec("s3_j_harmonic", _s3_stats, _s3_combine, dict.fromkeys(outs, E))
-
-
-def s3_j_harmonic(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def s3_j_harmonic() -> MetricSpec:
     """S3_E J-harmonic, with Youden's J and the evidence-id containment gate.
 
     Paper (E.4): "harmonic of three E sub-scores: Youden's J on product-evidence BADs with
@@ -235,10 +208,8 @@ def s3_j_harmonic(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.
     ok row and no E-family label. J-harmonic = 3 / (1/Ja + 1/Jb + 1/spec), 0 if any part is 0.
     Target E.
     """
-    return evaluate(s3_j_harmonic_spec(), run_table, by, native_targets)
-
-
-s3_j_harmonic.spec = s3_j_harmonic_spec  # type: ignore[attr-defined]
+    outs = ("s3_j_harmonic", "ja", "jb", "spec", "ja_raw", "jb_raw", "tpr_a", "fpr_a", "tpr_b", "fpr_b")
+    return MetricSpec("s3_j_harmonic", _s3_stats, _s3_combine, dict.fromkeys(outs, E))
 
 
 # ---- S4 J-strict ---------------------------------------------------------------------------------------
@@ -269,13 +240,8 @@ def _s4_stats(p: pd.DataFrame) -> pd.DataFrame:
 _s4_combine = _j_strict_combine("s4_j_strict")
 
 
-def s4_j_strict_spec() -> MetricSpec:
-    return MetricSpec(
-        "s4_j_strict", _s4_stats, _s4_combine, dict.fromkeys(("s4_j_strict", "j_raw", "tpr", "fpr"), A)
-    )
-
-
-def s4_j_strict(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def s4_j_strict() -> MetricSpec:
     """S4_A J-strict with target triage and the confidence ≥ 0.5 gate.
 
     Paper (E.4): "exact family + exact 4-way location + target-triage (the lowest relevant PACEJudge
@@ -287,39 +253,32 @@ def s4_j_strict(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.Da
     component_consistency / evidence_grounding ∧ confidence ≥ 0.5]; FPR over all GOOD records of
     [non-NONE family with confidence ≥ 0.5, or failed]. A missing confidence fails the gate. Target A.
     """
-    return evaluate(s4_j_strict_spec(), run_table, by, native_targets)
-
-
-s4_j_strict.spec = s4_j_strict_spec  # type: ignore[attr-defined]
+    return MetricSpec(
+        "s4_j_strict", _s4_stats, _s4_combine, dict.fromkeys(("s4_j_strict", "j_raw", "tpr", "fpr"), A)
+    )
 
 
 # ---- the PACE aggregate ---------------------------------------------------------------------------------
 
-PACE_PARTS = {"S1": ("s1_pjc", s1_pjc_spec), "S2": ("s2_j_strict", s2_j_strict_spec),
-              "S3": ("s3_j_harmonic", s3_j_harmonic_spec), "S4": ("s4_j_strict", s4_j_strict_spec)}  # fmt: skip
+PACE_PARTS = {"S1": ("s1_pjc", s1_pjc), "S2": ("s2_j_strict", s2_j_strict),
+              "S3": ("s3_j_harmonic", s3_j_harmonic), "S4": ("s4_j_strict", s4_j_strict)}  # fmt: skip
 
 
-def pace_spec() -> MetricSpec:
-    def derived(o):
-        vals = {out: o[f"{k}:{out}"] for k, (out, _) in PACE_PARTS.items()}
-        return {**vals, "pace": sum(vals.values()) / len(vals)}  # NaN in any part → NaN
-
-    targets = {out: spec().targets[out] for out, spec in PACE_PARTS.values()} | {"pace": ALL}
-    report = (*(out for out, _ in PACE_PARTS.values()), "pace")
-    return compose("pace", {k: spec() for k, (_, spec) in PACE_PARTS.items()}, derived, targets, report)
-
-
-def pace_score(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.DataFrame:
+@metric
+def pace_score() -> MetricSpec:
     """Table 4 PACE: "arithmetic mean of S1_P, S2_C, S3_E, and S4_A" (E.4).
 
     Columns s1_pjc, s2_j_strict, s3_j_harmonic, s4_j_strict, pace. A protocol missing any of the
     four targets gets "–" for the PACE cell (Tab. 19: "the joint S1–S4 PACE average is undefined for
     them"); a part that is NaN (no records) makes the average NaN.
     """
-    return evaluate(pace_spec(), run_table, by, native_targets)
+    def derived(o):
+        vals = {out: o[f"{k}:{out}"] for k, (out, _) in PACE_PARTS.items()}
+        return {**vals, "pace": sum(vals.values()) / len(vals)}  # NaN in any part → NaN
 
-
-pace_score.spec = pace_spec  # type: ignore[attr-defined]
+    targets = {out: spec.targets[out] for out, spec in PACE_PARTS.values()} | {"pace": ALL}
+    report = (*(out for out, _ in PACE_PARTS.values()), "pace")
+    return compose("pace", {k: spec for k, (_, spec) in PACE_PARTS.items()}, derived, targets, report)
 
 
 # ---- lift rows --------------------------------------------------------------------------------------------

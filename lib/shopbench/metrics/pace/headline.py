@@ -5,9 +5,10 @@ A base record is a GOOD record together with every BAD variant and persona swap 
 GOOD record with its BAD and swap siblings, so paired metrics (PJC, the J statistics whose TPR and
 FPR share bases) keep their pairing and their within-base correlation inside every resample.
 
-Vectorised: each metric is a :class:`~shopbench.metrics.scenarios.MetricSpec` whose per-row
-statistics are summed ONCE per (group, base record) into an array S[g, b, k]. A resample is a vector
-of multinomial base counts w (Σ w = number of bases), and its statistics are the weighted sum
+Vectorised: each metric is a :class:`~.spec.MetricSpec` whose per-row statistics are summed ONCE
+per (group, base record) into an array S[g, b, k]. A resample is a vector of multinomial base counts
+w (Σ w = number of bases; drawn by :func:`shopbench.stats.bootstrap.resample_counts`, the project's
+one resampler, as is the percentile interval), and its statistics are the weighted sum
 w @ S[g] — one matrix product for all resamples, groups and statistics; the metric values are then
 computed from those sums by the spec's vectorised ``combine``. The same resample weights are used for
 every group, so differences between protocols (lift rows, means over backbones) get paired CIs.
@@ -19,16 +20,19 @@ resamples in which a value is undefined (e.g. no swap drawn); the estimate is th
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .diagnosis import pace_closure_spec
-from .paired import default_baselines, pace_spec
-from .scenarios import BY, MetricSpec, compose, group_sums, native_targets_of, prepare, s0_spec
+from shopbench.stats.bootstrap import percentile_ci, resample_counts
+
+from .diagnosis import pace_closure_average
+from .paired import default_baselines, pace_score
+from .run_table import BY, native_targets_of, prepare
+from .scenarios import s0_balanced_accuracy
+from .spec import MetricSpec, compose, group_sums
 
 _BLOCK = 500  # resamples per matrix product (bounds memory at ~B x 500 weights)
 
@@ -48,29 +52,30 @@ TABLE4_COLUMNS = {
 
 
 def _resolve(metric_fn) -> tuple[MetricSpec | None, dict]:
-    """A MetricSpec, a metric function carrying ``.spec`` (a factory), or a functools.partial of
-    one; evaluate-level keywords (by, native_targets) are returned separately."""
+    """A registered metric (a :class:`MetricSpec`) or a ``functools.partial`` of one binding its
+    parameters by keyword; evaluate-level keywords (by, native_targets) are returned separately.
+    Anything else is an ad-hoc callable: (None, {})."""
     if isinstance(metric_fn, MetricSpec):
         return metric_fn, {}
-    kw: dict = {}
-    fn = metric_fn
-    if isinstance(metric_fn, functools.partial):
-        fn, kw = metric_fn.func, dict(metric_fn.keywords)
-    factory = getattr(fn, "spec", None)
-    if factory is None:
+    if not (isinstance(metric_fn, functools.partial) and isinstance(metric_fn.func, MetricSpec)):
         return None, {}
-    params = inspect.signature(factory).parameters
-    eval_kw = {k: kw.pop(k) for k in list(kw) if k in ("by", "native_targets")}
-    args = list(getattr(metric_fn, "args", ()))
-    if args:  # partial(s0_balanced_accuracy, ...) binds run_table positionally only when misused
+    if metric_fn.args:  # partial(s0_balanced_accuracy, ids) would bind run_table positionally
         raise TypeError("bind metric parameters by keyword in functools.partial")
-    return factory(**{k: v for k, v in kw.items() if k in params}), eval_kw
+    kw = dict(metric_fn.keywords)
+    eval_kw = {k: kw.pop(k) for k in list(kw) if k in ("by", "native_targets")}
+    return metric_fn.func.bind(**kw), eval_kw
+
+
+def _no_bases(n_boot: int) -> Iterator[np.ndarray]:
+    """Resample weights of an empty run table: every draw is empty."""
+    for start in range(0, n_boot, _BLOCK):
+        yield np.zeros((min(_BLOCK, n_boot - start), 0))
 
 
 class _Draws:
     """Point values and bootstrap draws of every output of a spec, per group."""
 
-    def __init__(self, prepared: pd.DataFrame, spec: MetricSpec, by: Sequence[str], n_resamples: int, seed: int,
+    def __init__(self, prepared: pd.DataFrame, spec: MetricSpec, by: Sequence[str], n_boot: int, seed: int,
                  native_targets=None):  # fmt: skip
         by = list(by)
         stats = spec.stats(prepared)
@@ -84,21 +89,17 @@ class _Draws:
             g = self.groups.get_indexer(pd.MultiIndex.from_frame(sub[by]) if len(by) > 1 else sub[by[0]])
             b = np.searchsorted(bases, sub["base_id"].astype(str).to_numpy())
             flat = pd.DataFrame(stats.to_numpy(float), columns=names).groupby(g * B + b).sum()
-            S = np.zeros((G * B, K))
-            S[flat.index.to_numpy()] = flat.to_numpy()
+            flat_sums = np.zeros((G * B, K))
+            flat_sums[flat.index.to_numpy()] = flat.to_numpy()
         else:
-            S = np.zeros((G * B, K))
-        S = S.reshape(G, B, K)
+            flat_sums = np.zeros((G * B, K))
+        S = flat_sums.reshape(G, B, K)
         self.n_bases = B
         point_in = S.sum(axis=1)  # (G, K)
         self.point = spec.combine({n: point_in[:, k] for k, n in enumerate(names)})
-        rng = np.random.default_rng(seed)
         SB = S.transpose(1, 0, 2).reshape(B, G * K)
-        chunks = []
-        for start in range(0, n_resamples, _BLOCK):
-            r = min(_BLOCK, n_resamples - start)
-            W = rng.multinomial(B, np.full(B, 1.0 / B), size=r).astype(float) if B else np.zeros((r, 0))
-            chunks.append((W @ SB).reshape(r, G, K))
+        blocks = resample_counts(B, n_boot, seed, chunk=_BLOCK) if B else _no_bases(n_boot)
+        chunks = [(W.astype(float) @ SB).reshape(len(W), G, K) for W in blocks]
         T = np.concatenate(chunks) if chunks else np.zeros((0, G, K))
         with np.errstate(divide="ignore", invalid="ignore"):
             self.draws = spec.combine({n: T[:, :, k] for k, n in enumerate(names)})
@@ -115,22 +116,13 @@ class _Draws:
                 self.draws[o] = np.where(ok[None, :], self.draws[o], np.nan)
 
 
-def _interval(draws: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
-    q = (1 - ci) / 2 * 100
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        lo = np.nanpercentile(draws, q, axis=0)
-        hi = np.nanpercentile(draws, 100 - q, axis=0)
-    return lo, hi
-
-
-def bootstrap_ci(run_table: pd.DataFrame, metric_fn: Callable | MetricSpec, n_resamples: int = 2000, seed: int = 0,
+def bootstrap_ci(run_table: pd.DataFrame, metric_fn: Callable | MetricSpec, n_boot: int = 2000, seed: int = 0,
                  by: Iterable[str] = BY, *, ci: float = 0.95, native_targets=None) -> pd.DataFrame:  # fmt: skip
     """Percentile bootstrap CIs of a metric per group, resampling base records.
 
-    ``metric_fn`` is one of this package's metric functions (e.g. ``s1_pjc``), a
+    ``metric_fn`` is a registered metric (a :class:`MetricSpec`, e.g. ``s1_pjc``) or a
     ``functools.partial`` of one binding its parameters by keyword (e.g. ``partial(
-    s0_balanced_accuracy, subset_ids=ids)``), or a :class:`MetricSpec` — all vectorised. Any other
+    s0_balanced_accuracy, subset_ids=ids)``) — all vectorised. Any other
     callable ``f(run_table_of_one_group) -> float`` is bootstrapped the slow way (rows of each drawn
     base copied, ids suffixed so pairs stay intact); use it only for ad-hoc metrics.
 
@@ -144,12 +136,12 @@ def bootstrap_ci(run_table: pd.DataFrame, metric_fn: Callable | MetricSpec, n_re
         by = list(eval_kw["by"])
     native_targets = eval_kw.get("native_targets", native_targets)
     if spec is None:
-        return _bootstrap_generic(run_table, metric_fn, n_resamples, seed, by, ci)
-    d = _Draws(prepare(run_table), spec, by, n_resamples, seed, native_targets)
+        return _bootstrap_generic(run_table, metric_fn, n_boot, seed, by, ci)
+    d = _Draws(prepare(run_table), spec, by, n_boot, seed, native_targets)
     outs = [o for o in (spec.report or d.point) if not o.startswith("n_")]
     frames = []
     for o in outs:
-        lo, hi = _interval(d.draws[o], ci)
+        lo, hi = percentile_ci(d.draws[o], ci)
         frames.append(pd.DataFrame({"metric": o, "estimate": d.point[o], "ci_low": lo, "ci_high": hi,
                                     "supported": d.supported[o], "n_valid": (~np.isnan(d.draws[o])).sum(axis=0)},
                                    index=d.groups))  # fmt: skip
@@ -157,7 +149,7 @@ def bootstrap_ci(run_table: pd.DataFrame, metric_fn: Callable | MetricSpec, n_re
     return out.sort_index(level=list(range(len(by))), sort_remaining=False)
 
 
-def _bootstrap_generic(run_table, fn, n_resamples, seed, by, ci) -> pd.DataFrame:
+def _bootstrap_generic(run_table, fn, n_boot, seed, by, ci) -> pd.DataFrame:
     base = (
         run_table["base_record_id"]
         .where(run_table["base_record_id"].notna(), run_table["record_id"])
@@ -165,8 +157,7 @@ def _bootstrap_generic(run_table, fn, n_resamples, seed, by, ci) -> pd.DataFrame
     )
     bases = np.sort(base.unique())
     rows_of = {b: np.flatnonzero(base.to_numpy() == b) for b in bases}
-    rng = np.random.default_rng(seed)
-    W = rng.multinomial(len(bases), np.full(len(bases), 1.0 / len(bases)), size=n_resamples)
+    W = np.concatenate(list(resample_counts(len(bases), n_boot, seed))) if n_boot else np.zeros((0, len(bases)), int)
     recs = []
     for key, grp in run_table.groupby(by, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -185,7 +176,7 @@ def _bootstrap_generic(run_table, fn, n_resamples, seed, by, ci) -> pd.DataFrame
                     )
                     parts.append(part)
             vals.append(float(fn(pd.concat(parts, ignore_index=True))) if parts else np.nan)
-        lo, hi = _interval(np.array(vals)[:, None], ci)
+        lo, hi = percentile_ci(np.array(vals)[:, None], ci)
         recs.append({**dict(zip(by, key, strict=True)), "metric": getattr(fn, "__name__", "metric"), "estimate": est,
                      "ci_low": lo[0], "ci_high": hi[0], "supported": True,
                      "n_valid": int(np.isfinite(vals).sum())})  # fmt: skip
@@ -197,10 +188,10 @@ def _bootstrap_generic(run_table, fn, n_resamples, seed, by, ci) -> pd.DataFrame
 
 def headline_spec(s0_ids: Iterable[str] | None = None) -> MetricSpec:
     """Everything Tables 3 and 4 print, as one spec (one statistics pass, one set of resamples)."""
-    return compose("headline", {"S0": s0_spec(s0_ids), "T3": pace_closure_spec(), "T4": pace_spec()})
+    return compose("headline", {"S0": s0_balanced_accuracy.bind(s0_ids), "T3": pace_closure_average, "T4": pace_score})
 
 
-def headline_table(run_table: pd.DataFrame, *, s0_ids: Iterable[str] | None = None, n_resamples: int = 2000,
+def headline_table(run_table: pd.DataFrame, *, s0_ids: Iterable[str] | None = None, n_boot: int = 2000,
                    seed: int = 0, ci: float = 0.95, native_targets=None, lift_protocol: str | None = None,
                    lift_baselines: Sequence[str] | None = None,
                    lift_backbone: str | None = None,
@@ -224,7 +215,7 @@ def headline_table(run_table: pd.DataFrame, *, s0_ids: Iterable[str] | None = No
     (the paper: the held-out test split) before calling.
     """
     by = ["protocol", "backbone"]
-    d = _Draws(prepare(run_table), headline_spec(s0_ids), by, n_resamples, seed, native_targets)
+    d = _Draws(prepare(run_table), headline_spec(s0_ids), by, n_boot, seed, native_targets)
     protos = d.groups.get_level_values("protocol")
     backs = d.groups.get_level_values("backbone")
     uniq = list(pd.unique(protos))
@@ -232,7 +223,7 @@ def headline_table(run_table: pd.DataFrame, *, s0_ids: Iterable[str] | None = No
     recs: list[dict] = []
 
     def add(table, level, proto, back, col, est, draws, supported):
-        lo, hi = _interval(np.asarray(draws, float)[:, None], ci)
+        lo, hi = percentile_ci(np.asarray(draws, float)[:, None], ci)
         recs.append({"table": table, "level": level, "protocol": proto, "backbone": back, "column": col,
                      "estimate": float(est), "ci_low": float(lo[0]), "ci_high": float(hi[0]),
                      "supported": bool(supported)})  # fmt: skip

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from .scenarios import BY, MetricSpec, _frame, evaluate, safe_div
+from .run_table import BY
+from .spec import MetricSpec, _frame, metric, safe_div
 
 TIERS = (1, 2, 3, 4)
 
@@ -44,7 +45,10 @@ def _combine(s):
     return out
 
 
-def tier_accuracy_spec() -> MetricSpec:
+@metric
+def tier_accuracy() -> MetricSpec:
+    """Figure 4's per-tier accuracy as a spec (for :func:`~.headline.bootstrap_ci`); see
+    :func:`accuracy_by_tier`, which adds the deterministic baseline row."""
     return MetricSpec("tier_accuracy", _stats, _combine, {})
 
 
@@ -82,12 +86,10 @@ def accuracy_by_tier(run_table: pd.DataFrame, *, deterministic: Mapping | None =
     ``by`` keys "-") judges a record BAD when any check fails, once per record. Every GOOD/BAD record of
     the run table must have an entry.
     """
-    out = evaluate(tier_accuracy_spec(), run_table, by, native_targets)
+    out = tier_accuracy(run_table, by=by, native_targets=native_targets)
     if deterministic is not None:
         out = pd.concat([out, _deterministic_row(run_table, deterministic, list(by))])
     return out
 
 
-accuracy_by_tier.spec = tier_accuracy_spec  # type: ignore[attr-defined]
-
-__all__ = ["accuracy_by_tier", "TIERS"]
+__all__ = ["accuracy_by_tier", "tier_accuracy", "TIERS"]

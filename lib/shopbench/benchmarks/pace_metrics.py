@@ -2,14 +2,13 @@
 over a paper-sized synthetic run table (680 GOOD bases × (GOOD + 4 BAD tiers + 1 persona swap) =
 4,080 records per run, 40,800 rows). Goal: ≤ 10 s wall and ≤ 1 GB peak RSS on 2 cores.
 
-Run on its own (so that the peak RSS is its own): ``python -m shopbench.metrics.bench`` prints the
+Run on its own (so that the peak RSS is its own): ``python -m shopbench.benchmarks.pace_metrics`` prints the
 results as JSON. :func:`synthetic_run_table` is also a realistic fixture for tests and notebooks.
 """
 
 from __future__ import annotations
 
 import json
-import resource
 import time
 
 import numpy as np
@@ -17,8 +16,10 @@ import pandas as pd
 
 from shopbench.paceshop.taxonomy import DEFECTS, FAMILIES, tier_combinations
 
-from .bootstrap import headline_table
-from .scenarios import FAMILY_TARGET, LOCATIONS, SWAP_AXES, TARGET_AXIS, location_field, select_s0_subset
+from ..metrics.pace.headline import headline_table
+from ..metrics.pace.run_table import FAMILY_TARGET, LOCATIONS, SWAP_AXES, TARGET_AXIS, location_field
+from ..metrics.pace.scenarios import select_s0_subset
+from .common import rss_mb
 
 PROTOCOLS = ("geval", "scalar", "persona_blind", "persona_aware", "pacejudge")
 BACKBONES = ("sonnet-4.6", "qwen3-32b")
@@ -77,9 +78,9 @@ def _judge(rec: pd.DataFrame, skill: float, rng: np.random.Generator) -> dict:
     ]
     out = {
         "status": np.where(fail, "parse_error", "ok"), "parse_ok": ~fail,
-        "verdict": np.where(fail, None, np.where(bad, "BAD", "GOOD")),
+        "verdict": np.where(fail, np.array(None), np.where(bad, "BAD", "GOOD")),
         "bad_prob": np.where(fail, np.nan, np.where(bad, 0.8, 0.2)),
-        "defect_family": np.where(fail, None, fam), "defect_location": np.where(fail, None, loc),
+        "defect_family": np.where(fail, np.array(None), fam), "defect_location": np.where(fail, np.array(None), loc),
         "supporting_evidence_ids": [[] if f else s for f, s in zip(fail, sup, strict=True)],
         "confidence": np.where(fail, np.nan, rng.uniform(0.3, 1.0, n).round(2)),
     }  # fmt: skip
@@ -105,23 +106,20 @@ def synthetic_run_table(
     return pd.concat(frames, ignore_index=True)
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-
-def bench_pace_metrics(n_resamples: int = 2000) -> list[dict]:
+def bench_pace_metrics(n_boot: int = 2000) -> list[dict]:
     """Time Tables 3 and 4 with CIs (2,000 resamples) for 10 runs × 4,080 records; report peak RSS."""
     t = time.perf_counter()
     rt = synthetic_run_table()
     gen = time.perf_counter() - t
     ids = select_s0_subset(rt)
     t = time.perf_counter()
-    tab = headline_table(rt, s0_ids=ids, n_resamples=n_resamples, seed=0, lift_protocol="pacejudge",
+    tab = headline_table(rt, s0_ids=ids, n_boot=n_boot, seed=0, lift_protocol="pacejudge",
                          lift_backbone="sonnet-4.6")  # fmt: skip
     wall = time.perf_counter() - t
-    rss = _rss_mb()
+    rss = rss_mb()
     groups = rt.groupby(["protocol", "backbone"]).ngroups
-    detail = (f"{groups} runs x {rt['record_id'].nunique()} records = {len(rt)} rows, {n_resamples} resamples; "
+    detail = (f"{groups} runs x {rt['record_id'].nunique()} records = {len(rt)} rows, {n_boot} resamples; "
               f"{len(tab)} cells with CIs; table generation {gen:.1f} s not included")  # fmt: skip
     return [
         {"name": "metrics_wall_s", "value": round(wall, 2), "unit": "s", "goal": "<= 10", "meets_goal": wall <= 10,

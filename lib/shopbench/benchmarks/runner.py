@@ -1,0 +1,97 @@
+"""``make bench``: benchmarks written to ``outputs/bench/<file>.json``; ``python -m shopbench.benchmarks``.
+
+Each benchmark runs in its own subprocess so that its peak RSS is its own. The fake OpenAI server
+runs in a separate process too, so it does not compete with the gateway for the GIL. Results are
+rows (name, value, unit, goal, meets_goal, detail); the modules of this package say what each measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..paths import outputs_root
+
+BENCHES = {
+    "throughput_c1": ("gateway", "bench_throughput", {"conc": 1}),
+    "throughput_c8": ("gateway", "bench_throughput", {"conc": 8}),
+    "throughput_c64": ("gateway", "bench_throughput", {"conc": 64}),
+    "cached": ("gateway", "bench_cached", {}),
+    "llamacpp": ("gateway", "bench_llamacpp", {}),
+    "paceshop_build": ("paceshop", "bench_paceshop_build", {}),
+    "pace_metrics": ("pace_metrics", "bench_pace_metrics", {}),
+    "agreement": ("agreement", "bench_agreement", {}),
+    "shop": ("shop", "bench_shop", {}),
+    "padme_synthesis": ("padme", "bench_synthesis", {}),
+    "padme_meta_eval": ("padme", "bench_meta_eval", {}),
+    "reliability": ("reliability", "bench_reliability", {}),
+}  # name -> (module of this package, function, keyword arguments); each imported only when it runs
+FILES = {  # benchmark file -> the benchmarks it holds
+    "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "cached", "llamacpp"],
+    "paceshop_build": ["paceshop_build"],
+    "pace_metrics": ["pace_metrics"],
+    "agreement": ["agreement"],
+    "shop": ["shop"],
+    "padme": ["padme_synthesis", "padme_meta_eval"],
+    "reliability": ["reliability"],
+}
+
+
+def run_one(name: str) -> list[dict]:
+    """Run one benchmark in this process: its results (name, value, unit, goal, meets_goal, detail)."""
+    module, fn, kw = BENCHES[name]
+    return getattr(importlib.import_module(f".{module}", __package__), fn)(**kw)
+
+
+def machine() -> dict:
+    from importlib.metadata import version
+
+
+    return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(), "litellm": version("litellm")}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shopbench.benchmarks", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--one", choices=sorted(BENCHES), help=argparse.SUPPRESS)
+    ap.add_argument("--only", nargs="*", choices=sorted(BENCHES), help="run only these benchmarks")
+    ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one:
+        print(json.dumps(run_one(a.one)))
+        return 0
+    wanted = a.only or list(BENCHES)
+    for file, names in FILES.items():
+        names = [n for n in names if n in wanted]
+        if not names:
+            continue
+        results = []
+        for name in names:
+            print(f"bench {name} ...", flush=True)
+            p = subprocess.run([sys.executable, "-m", "shopbench.benchmarks", "--one", name], capture_output=True,
+                               text=True)  # fmt: skip
+            if p.returncode != 0:
+                results.append({"name": name, "value": None, "unit": None, "goal": None, "meets_goal": False,
+                                "detail": "failed: " + p.stderr.strip()[-500:]})  # fmt: skip
+                print(p.stderr[-2000:], file=sys.stderr)
+                continue
+            for r in json.loads(p.stdout.strip().splitlines()[-1]):
+                results.append(r)
+                detail = r.get("detail", "")
+                detail = detail if isinstance(detail, str) else "(raw results in the file)"
+                print(f"  {r['name']}: {r['value']} {r['unit'] or ''} (goal {r['goal']}) {detail}")
+        out = Path(a.out) if (a.out and len(FILES) == 1) else outputs_root() / "bench" / f"{file}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"benchmark": file, "machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "results": results}  # fmt: skip
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {out}")
+    return 0

@@ -1,0 +1,31 @@
+"""PADMÉ meta-evaluation metrics (seed 003 §3.2 Eq. 3–5, §5.3, App. F; Tables 3, 4, 18, 19): how well
+evaluators under test prefer the better trajectory of each synthesised pair.
+
+- :mod:`.pairwise` — Eq. 3–5 outcomes, per-evaluator accuracy with bootstrap CIs, score statistics,
+  Table 18 breakdowns, Table 4 property correlations, Table 19 contamination, reward-label accuracy.
+"""
+
+from .pairwise import (
+    AXES,
+    MISSING,
+    PAIR_ATTRIBUTES,
+    TABLE4_PROPERTIES,
+    Contamination,
+    accuracy_by,
+    agreement,
+    contamination,
+    evaluator_summary,
+    pair_outcomes,
+    pairs_frame,
+    property_correlations,
+    reward_label_accuracy,
+    reward_pairs,
+    score_statistics,
+    sweep_table,
+)
+
+__all__ = [
+    "AXES", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "accuracy_by", "agreement",
+    "contamination", "evaluator_summary", "pair_outcomes", "pairs_frame", "property_correlations",
+    "reward_label_accuracy", "reward_pairs", "score_statistics", "sweep_table",
+]  # fmt: skip

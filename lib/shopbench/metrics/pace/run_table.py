@@ -1,0 +1,193 @@
+"""The PACE run table (seed 000, Section 5.2, Appendix E.2–E.4): the vocabulary every PACE metric
+shares — targets, families, the 4-way locations, the paper's native-target map — and :func:`prepare`,
+which adds the per-row columns every metric reads.
+
+The input of every metric is the RUN TABLE of the judge sweep: one row per (protocol, backbone,
+record_id, repeat) with the judge output (status, parse_ok, verdict, bad_prob, the five 1–5 axis
+scores, defect_family, defect_location, supporting_evidence_ids, confidence) and the gold columns
+(label, kind, tier, gold_family, gold_location, base_record_id, swap_axis, split,
+candidate_evidence_ids, used_evidence_ids).
+
+Parse failures. A row whose ``status`` is not ``"ok"`` or whose ``parse_ok`` is false is a FAILED
+row. Unless a metric's docstring says otherwise a failed row is scored WRONG: it never earns credit
+on a BAD or swap record and it counts as an alarm (a false fire) on a GOOD record. Failed rows are
+never dropped.
+
+Unsupported cells. A protocol whose native judging protocol does not cover a PACE target (Tab. 18,
+19) gets NaN — printed "–" — in every cell of that target, and a ``supported`` flag set to False;
+the value is never computed from the outputs it happens to emit. :data:`NATIVE_TARGETS` holds the
+paper's map; pass ``native_targets`` to override it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+BY: tuple[str, ...] = ("protocol", "backbone")
+TARGETS = ("P", "C", "E", "A")
+ALL_TARGETS = frozenset(TARGETS)
+
+# E.4: "each defect family belongs to exactly one target" — P: persona conflict; C: the three
+# cross-component families (S2's D_C); E: the three grounding families (ARES-style's label set).
+FAMILY_TARGET: dict[str, str] = {
+    "PREF_CONFLICT": "P",
+    "XCOMP_MISMATCH": "C", "INTENT_DRIFT": "C", "REDUNDANCY": "C",
+    "EVIDENCE_MISMATCH": "E", "OVER_PERSONALIZATION_HALLUCINATION": "E", "UNSUPPORTED_CLAIM": "E",
+}  # fmt: skip
+C_FAMILIES = frozenset(f for f, t in FAMILY_TARGET.items() if t == "C")
+E_FAMILIES = frozenset(f for f, t in FAMILY_TARGET.items() if t == "E")
+PRODUCT_EVIDENCE_FAMILY = "EVIDENCE_MISMATCH"
+PERSONA_HISTORY_FAMILY = "OVER_PERSONALIZATION_HALLUCINATION"
+NONE = "NONE"
+FAILED = "<FAILED>"  # family/location placeholder of a failed row: matches no label
+
+# the 4-way response-field labels (§4.1 R: overview, categories, related queries, attributions)
+LOCATIONS = ("overview_text", "productCategoryList", "rqList", "attribution_list")
+# the PACEJudge axis of each family target (E.4 "target-triage": the lowest relevant axis)
+TARGET_AXIS = {"P": "persona_alignment", "C": "component_consistency", "E": "evidence_grounding"}
+AXES = (
+    "overall_quality",
+    "persona_alignment",
+    "component_consistency",
+    "evidence_grounding",
+    "format_safety",
+)
+SWAP_AXES = ("budget", "hard_constraint", "brand", "attribute")  # = paceshop.swaps.SWAP_AXES
+AXIS_THRESHOLD = 3.0  # E.4: "persona_alignment axis < 3.0", "component-consistency axis < 3.0"
+CONFIDENCE_GATE = 0.5  # E.4: "confidence ≥ 0.5"
+
+# Tab. 18 / 19: the PACE targets each protocol's native judging protocol covers. Keys are
+# normalised protocol names (see _norm_protocol); unknown protocols are taken to support all four.
+NATIVE_TARGETS: dict[str, str] = {
+    "geval": "PCEA", "scalar": "PCEA", "mtbench": "PCEA", "scalarmtbench": "PCEA",
+    "personaaware": "PCEA", "pacejudge": "PCEA",
+    "mtbenchscalarfirst": "PCEA", "personaawaregeneric": "PCEA",  # shopbench.judges protocol names
+    "personablind": "CEA",  # persona withheld: S1 and the PACE average are "–"
+    "ares": "E", "personalens": "P", "etapp": "A",
+}  # fmt: skip
+
+
+def _norm_protocol(name: str) -> str:
+    s = re.sub(r"[^a-z0-9]", "", str(name).lower())
+    return s[: -len("style")] if s.endswith("style") else s
+
+
+def native_targets_of(
+    protocol: str, native_targets: Mapping[str, str | Iterable[str]] | None = None
+) -> frozenset:
+    """The PACE targets ("P", "C", "E", "A") a protocol natively supports.
+
+    ``native_targets`` (protocol name → targets, e.g. ``{"ares": "E"}``) replaces the paper's map
+    :data:`NATIVE_TARGETS`; names match case- and punctuation-insensitively and a trailing "-style" is
+    ignored. A protocol in neither map supports all four targets."""
+    table = NATIVE_TARGETS if native_targets is None else native_targets
+    norm = {_norm_protocol(k): v for k, v in table.items()}
+    got = norm.get(_norm_protocol(protocol))
+    return ALL_TARGETS if got is None else frozenset(got)
+
+
+def location_field(gold_location: str | None) -> str | None:
+    """Map one gold location to its 4-way field label: ``productCategoryList[0]`` → ``productCategoryList``,
+    ``rqList[1]`` → ``rqList``; ``persona_swap`` (no field) and unknown values → None."""
+    if gold_location is None or (isinstance(gold_location, float) and np.isnan(gold_location)):
+        return None
+    head = re.sub(r"\[.*?\]$", "", str(gold_location).strip())
+    return head if head in LOCATIONS else None
+
+
+_LIST_COLUMNS = ("supporting_evidence_ids", "candidate_evidence_ids", "used_evidence_ids")
+
+
+def _split(s) -> list[str]:
+    if s is None or (isinstance(s, float) and np.isnan(s)) or s == "":
+        return []
+    return [p for p in str(s).split("+") if p]
+
+
+def _as_set(v) -> set:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return set()
+    if isinstance(v, str):
+        return {v}
+    return set(v)
+
+
+# ---- the prepared frame --------------------------------------------------------------------------
+
+
+def prepare(run_table: pd.DataFrame) -> pd.DataFrame:
+    """Add the derived per-row columns every metric reads (vectorised; the input is not modified).
+
+    ``ok`` (not failed), ``v_bad`` / ``v_good`` (verdict of an ok row), ``fam`` / ``loc`` (NONE when
+    absent, :data:`FAILED` on a failed row), ``alarm`` (failed, or a non-NONE family), ``conf``,
+    ``s_P`` / ``s_C`` / ``s_E`` (NaN when off-target), ``contained`` (supporting ids ⊆ candidate ids),
+    ``n_cited`` / ``n_cited_outside``, ``base_id`` (base_record_id, else the record's own id), the
+    kind masks ``is_good`` / ``is_bad`` / ``is_swap``, ``single`` (tier-1 BAD), ``gold_fam1`` (the
+    family of a single-defect record), ``gold_loc1`` (its 4-way field), ``gold_target1`` and one
+    ``gold_has_<field>`` flag per field of the (multi-)location gold set."""
+    rt = run_table.reset_index(drop=True)  # positional index: a caller's index may repeat labels
+    keep = [c for c in rt.columns if c not in _LIST_COLUMNS]
+    df = rt[keep].copy()
+    status = rt["status"].astype("string").fillna("") if "status" in rt else pd.Series("ok", index=rt.index)
+    parse_ok = rt["parse_ok"].fillna(False).astype(bool) if "parse_ok" in rt else True
+    ok = ((status == "ok") & parse_ok).to_numpy(bool)
+    df["ok"] = ok
+    verdict = rt["verdict"].astype("string").str.upper().fillna("").to_numpy(object)
+    df["v_bad"] = ok & (verdict == "BAD")
+    df["v_good"] = ok & (verdict == "GOOD")
+    fam = rt["defect_family"].astype("string").str.upper().fillna(NONE).replace("", NONE).to_numpy(object)
+    df["fam"] = np.where(ok, fam, FAILED)
+    loc = rt["defect_location"].astype("string").fillna(NONE).replace("", NONE).to_numpy(object)
+    df["loc"] = np.where(ok, loc, FAILED)
+    df["alarm"] = ~ok | (df["fam"].to_numpy(object) != NONE)
+    df["conf"] = (
+        pd.to_numeric(rt["confidence"], errors="coerce").to_numpy(float) if "confidence" in rt else np.nan
+    )
+    for t, ax in TARGET_AXIS.items():
+        df[f"s_{t}"] = pd.to_numeric(rt[ax], errors="coerce").to_numpy(float) if ax in rt else np.nan
+    sup = rt["supporting_evidence_ids"] if "supporting_evidence_ids" in rt else pd.Series([None] * len(rt))
+    cand = rt["candidate_evidence_ids"] if "candidate_evidence_ids" in rt else pd.Series([None] * len(rt))
+    n_cited = np.zeros(len(rt))
+    n_out = np.zeros(len(rt))
+    for i, (s, c) in enumerate(zip(sup.to_numpy(object), cand.to_numpy(object), strict=True)):
+        ss = _as_set(s)
+        if ss:
+            n_cited[i] = len(ss)
+            n_out[i] = len(ss - _as_set(c))
+    df["n_cited"] = np.where(ok, n_cited, 0.0)
+    df["n_cited_outside"] = np.where(ok, n_out, 0.0)
+    df["contained"] = ok & (n_out == 0)
+    base = rt["base_record_id"] if "base_record_id" in rt else pd.Series([None] * len(rt), index=rt.index)
+    df["base_id"] = base.where(base.notna(), rt["record_id"]).astype(str).to_numpy(object)
+    kind = rt["kind"].astype("string").str.lower().fillna("").to_numpy(object)
+    df["is_good"] = kind == "good"
+    df["is_bad"] = kind == "bad"
+    df["is_swap"] = kind == "swap"
+    tier = pd.to_numeric(rt["tier"], errors="coerce").fillna(-1).to_numpy(int)
+    df["tier"] = tier
+    df["single"] = df["is_bad"].to_numpy(bool) & (tier == 1)
+    gf = rt["gold_family"].astype("string").fillna("").to_numpy(object)
+    gl = rt["gold_location"].astype("string").fillna("").to_numpy(object)
+    fam1 = {g: (_split(g)[0] if len(_split(g)) == 1 else NONE) for g in set(gf)}
+    loc1 = {g: (location_field(_split(g)[0]) if len(_split(g)) == 1 else None) for g in set(gl)}
+    df["gold_fam1"] = [fam1[g] for g in gf]
+    df["gold_loc1"] = [loc1[g] or "<NO_FIELD>" for g in gl]  # never equals a prediction
+    df["gold_target1"] = [FAMILY_TARGET.get(fam1[g], "") for g in gf]
+    locsets = {g: {location_field(p) for p in _split(g)} for g in set(gl)}
+    for f in LOCATIONS:
+        df[f"gold_has_{f}"] = np.array([f in locsets[g] for g in gl], bool)
+    targets = {g: {FAMILY_TARGET.get(p, "") for p in _split(g)} for g in set(gf)}
+    for t in ("P", "C", "E"):
+        df[f"gold_is_{t}"] = np.array([t in targets[g] for g in gf], bool)
+    return df
+
+
+
+__all__ = [
+    "BY", "TARGETS", "FAMILY_TARGET", "C_FAMILIES", "E_FAMILIES", "LOCATIONS", "SWAP_AXES", "AXES", "NATIVE_TARGETS",
+    "native_targets_of", "location_field", "prepare",
+]  # fmt: skip

@@ -1,0 +1,35 @@
+"""The shop environment (seed 002, "environment-grounded e-commerce agents"): a seeded control
+catalog, scenarios from one integer seed, a storefront with eight tools, scripted and model-backed
+agents and customers, the trial controller, the sweep, and the verifier (:mod:`.verifier`).
+
+A notebook typically does::
+
+    from shopbench.shopsim import Store, ScenarioFactory, control_catalog, make_agent, ScriptedUser, run_trial
+    catalog = control_catalog(1000, seed=0)
+    traj = run_trial(ScenarioFactory(catalog).make(7), make_agent("competent"), ScriptedUser(), Store(catalog))
+
+Names are imported on first use, so ``import shopbench.shopsim`` stays light and reads no prompt
+file (prompts load when an agent or customer is built: :func:`shopbench.paths.load_prompt`).
+"""
+
+from __future__ import annotations
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    ".types": ["CONTRACT_VERSION", "TERMINATION_REASONS", "AgentStep", "GoalItem", "Scenario", "ShopProduct",
+               "ToolCall", "ToolEvent", "Trajectory", "Turn", "Variant"],
+    ".catalog": ["catalog_table", "control_catalog", "load_products", "save_products"],
+    ".scenario": ["ScenarioFactory", "make_scenario", "sweep_plan"],
+    ".registry": ["TOOL_NAMES", "TOOL_SPECS"],
+    ".store": ["Store"],
+    ".agents": ["SCRIPTED_AGENTS", "LLMAgent", "ScriptedAgent", "default_system_prompt", "make_agent"],
+    ".user": ["LLMUser", "ScriptedUser"],
+    ".trial": ["run_trial"],
+    ".sweep": ["TrajectoryStore", "load_all", "run_sweep"],
+    ".experiment": ["agent_plans", "build_environment", "make_judge", "make_user", "plan_scenarios",
+                    "usage_table"],
+    ".transcript": ["render_journey"],
+    ".replay": ["final_cart", "replay"],
+}  # fmt: skip
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

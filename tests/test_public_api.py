@@ -1,0 +1,55 @@
+"""The public API (issue 11): every package's curated ``__all__`` resolves, the names a notebook uses
+are reachable from the root package, and importing the root package stays light."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+PACKAGES = ["shopbench", "shopbench.metrics", "shopbench.metrics.pace", "shopbench.metrics.meta_eval",
+            "shopbench.metrics.shop", "shopbench.stats", "shopbench.report", "shopbench.llm", "shopbench.catalog",
+            "shopbench.paceshop", "shopbench.annotate", "shopbench.shopsim"]  # fmt: skip
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_public_name_resolves(package):
+    mod = importlib.import_module(package)
+    assert mod.__all__, f"{package} exports nothing"
+    missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+    assert not missing, f"{package}.__all__ names what it does not have: {missing}"
+    assert set(mod.__all__) <= set(dir(mod))
+
+
+def test_root_package_reaches_the_role_packages():
+    import shopbench as sb
+
+    assert sb.metrics.headline_table is importlib.import_module("shopbench.metrics.pace.headline").headline_table
+    assert sb.load_prompt is importlib.import_module("shopbench.paths").load_prompt
+    assert sb.shopsim.Store is importlib.import_module("shopbench.shopsim.store").Store
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sb.nope  # noqa: B018
+
+
+def test_importing_the_root_package_is_light():
+    code = "import json, sys, shopbench, shopbench.shopsim, shopbench.metrics; print(json.dumps(sorted(sys.modules)))"
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                           check=True).stdout))  # fmt: skip
+    assert not loaded & {"pandas", "numpy", "litellm", "scipy"}, sorted(loaded & {"pandas", "numpy", "litellm"})
+
+
+def test_metrics_are_registered_specs():
+    from shopbench.metrics import METRICS, MetricSpec, s0_balanced_accuracy, s1_pjc
+
+    assert METRICS["s1_pjc"] is s1_pjc and isinstance(s1_pjc, MetricSpec)
+    assert "Joint Pair Credit" in (s1_pjc.__doc__ or "")
+    assert not any(hasattr(spec, "spec") for spec in METRICS.values())
+    bound = s0_balanced_accuracy.bind(subset_ids=["r1"])
+    assert bound is not s0_balanced_accuracy and bound.factory is s0_balanced_accuracy.factory
+    with pytest.raises(TypeError, match="subset_idz"):
+        s0_balanced_accuracy.bind(subset_idz=["r1"])
+    with pytest.raises(TypeError, match="metric 's1_pjc': .*'by'"):
+        s1_pjc.bind(by=["protocol"])
