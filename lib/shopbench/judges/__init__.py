@@ -11,8 +11,10 @@
   stratified subsets, parse-failure counts.
 """
 
-from . import deterministic  # noqa: F401 - registers the local/… judges
-from . import oracle_rules  # noqa: F401 - registers local/oracle-rules (known-answer)
+from . import (
+    deterministic,  # noqa: F401 - registers the local/… judges
+    oracle_rules,  # noqa: F401 - registers local/oracle-rules (known-answer)
+)
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, parse_judgment
 from .protocols import (
     FAMILY_LABELS,
