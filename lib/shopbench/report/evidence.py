@@ -106,7 +106,11 @@ class Evidence:
             counts = ", ".join(f"{n} {k}" for k, n in sorted(self.rows.items()))
             text = f"Evidence: {self.kind}, per row in column `{EVIDENCE_COLUMN}` ({counts})"
         elif self.parts and len(set(self.parts.values())) > 1:
-            text = f"Evidence: {self.kind} ({'; '.join(f'{p}: {k}' for p, k in self.parts.items())})"
+            by_kind: dict[str, list[str]] = {}
+            for part, k in self.parts.items():
+                by_kind.setdefault(k, []).append(part)
+            groups = "; ".join(k + ": " + ", ".join(ps) for k, ps in by_kind.items())
+            text = f"Evidence: {self.kind} by column/series ({groups})"
         else:
             text = f"Evidence: {self.kind}"
         return text + (f" — {self.why.rstrip('.')}." if self.why else ".")
@@ -146,6 +150,82 @@ def of_producers(names: Iterable[Any], members: Iterable[str] = ()) -> str:
     return combine(producer_kind(n, members)[0] for n in names)
 
 
+def describe(names: Iterable[Any]) -> str:
+    """What the stand-ins among ``names`` are ("local/schema-sampler: seeded random answers ..."), for
+    a caption: every embedded backend, scripted party or heuristic is named with what it is."""
+    seen: dict[str, str] = {}
+    for n in names:
+        s = str(n).strip()
+        key = s[4:] if s.startswith("llm:") else s
+        if key in seen or key in NO_PRODUCER:
+            continue
+        if key in LOCAL_BACKENDS or key.startswith(("local/", *KNOWN_ANSWER_PREFIXES)):
+            seen[key] = producer_kind(key)[1]
+    by_why: dict[str, list[str]] = {}
+    for k, w in seen.items():
+        by_why.setdefault(w, []).append(k)
+    return "; ".join(f"{', '.join(ks)}: {w}" for w, ks in by_why.items())
+
+
+def per_column(names: Iterable[Any], members: Iterable[str] = ()) -> dict[str, str]:
+    """``{name: kind}`` for a table whose columns (or a figure whose series) are producers (agents,
+    backbones, evaluators): ``evidence=per_column(tab.columns[2:])``."""
+    return {str(n): producer_kind(n, members)[0] for n in names}
+
+
+def ours_vs_paper(df, ours: str = KNOWN, marker: str = "paper") -> dict[str, str]:
+    """``{column: kind}`` for a table that sets our numbers beside the paper's: a column whose name
+    contains ``marker`` is ``reference``, every other column ``ours`` (known-answer by default: a
+    description of our synthetic build)."""
+    _check_kind(ours, "ours_vs_paper", BASE_KINDS)
+    return {str(c): REFERENCE if marker in str(c).lower() else ours for c in df.columns}
+
+
+# ---- PADMÉ (seed 003): which parts of a synthesis run are stand-ins -------------------------------
+def padme_filter_kinds(cfg: Mapping[str, Any]) -> dict[str, str]:
+    """``{"J1": kind, ...}`` for ``padme.filter_judges``: a heuristic judge is known-answer (it shares
+    ``criterion_score`` with the markers the simulated steering inserts); an LLM judge its backbone's."""
+    out = {}
+    for i, spec in enumerate(cfg.get("filter_judges") or [], start=1):
+        if isinstance(spec, Mapping) and "heuristic" in spec:
+            out[f"J{i}"] = KNOWN
+        else:
+            b = spec.get("backbone") if isinstance(spec, Mapping) else spec
+            out[f"J{i}"] = producer_kind(b)[0]
+    return out
+
+
+def padme_synthesis_kind(cfg: Mapping[str, Any]) -> tuple[str, str]:
+    """``(kind, why)`` of what a PADMÉ synthesis run's funnel, retention and reward tables report:
+    known-answer when the agents are scripted (their conduct follows the steering level by
+    construction) or a filter judge is heuristic; else the combined kind of the model parts."""
+    why = []
+    if str(cfg.get("agent", "scripted")) == "scripted":
+        why.append("scripted agents whose conduct follows the steering level (simulated steering)")
+    if KNOWN in padme_filter_kinds(cfg).values():
+        why.append("heuristic filter judges that share padme.heuristics.criterion_score with the steering markers")
+    if why:
+        return KNOWN, "; ".join(why)
+    parts = [cfg.get("steering"), cfg.get("agent")]
+    return combine(producer_kind(p)[0] for p in parts if p), "LLM steering, agents and filter judges"
+
+
+def evaluator_kinds(specs: Iterable[Any], data: str = "synthetic") -> dict[str, str]:
+    """``{evaluator name: kind}`` for PADMÉ evaluator specs (``.name``, ``.backbone``, ``.is_heuristic``).
+
+    On synthetic (steered) pairs a heuristic evaluator is known-answer: it shares the filter judges'
+    scorer, whose markers the simulated steering inserts. On ``data="recorded"`` (real tau-bench
+    conversations labelled by the environment's reward) nothing was steered, and the heuristic sees
+    only the conversation: a measured lexical baseline."""
+    out = {}
+    for s in specs:
+        if getattr(s, "is_heuristic", False):
+            out[s.name] = MEASURED if data == "recorded" else KNOWN
+        else:
+            out[s.name] = producer_kind(getattr(s, "backbone", s.name))[0]
+    return out
+
+
 def _check_kind(kind: Any, where: str, allowed=KINDS) -> str:
     if kind not in allowed:
         raise EvidenceError(f"{where}: evidence kind {kind!r} is not one of {', '.join(allowed)}")
@@ -170,10 +250,11 @@ def resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence,
     if isinstance(evidence, PerRow):
         if df is None:
             raise EvidenceError(f"{where}: per-row evidence needs a table")
-        kinds = [evidence.kind_of(v) for v in _values(df, evidence.column)]
+        values = _values(df, evidence.column)
+        kinds = [evidence.kind_of(v) for v in values]
         df = df.copy()
         df[EVIDENCE_COLUMN] = kinds
-        evidence, why = MIXED, why or evidence.why
+        evidence, why = MIXED, why or evidence.why or describe(values)
     if isinstance(evidence, Mapping):
         parts = {str(k): _check_kind(v, f"{where} part {k!r}", BASE_KINDS) for k, v in evidence.items()}
         if df is not None:
@@ -214,13 +295,17 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
         if kind not in KINDS:
             problems.append(f"{where}: no valid evidence kind (got {kind!r})")
             continue
+        fixed = a.get("evidence_fixed") or {}
+        for part, pk_label in (a.get("evidence_parts") or {}).items():
+            pk, why = producer_kind(part)
+            if pk_label == MEASURED and pk == KNOWN and part not in fixed and part.strip() not in NO_PRODUCER:
+                problems.append(f"{where}: part {part!r} is a known-answer stand-in ({why}) but labelled measured")
         if a.get("kind") != "table" or read_table is None or kind not in (MEASURED, MIXED):
             continue
         df = read_table(a)
         if df is None:
             continue
         row_kinds = list(df[EVIDENCE_COLUMN]) if EVIDENCE_COLUMN in df.columns else [kind] * len(df)
-        fixed = a.get("evidence_fixed") or {}
         for col in [c for c in df.columns if str(c).lower() in PRODUCER_COLUMNS]:
             for i, (producer, rk) in enumerate(zip(df[col], row_kinds, strict=True)):
                 if str(producer).strip() in NO_PRODUCER:
@@ -234,4 +319,4 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
 
 __all__ = ["BASE_KINDS", "EVIDENCE_COLUMN", "Evidence", "EvidenceError", "KINDS", "KNOWN", "KNOWN_ANSWER_PREFIXES",
            "LOCAL_BACKENDS", "MEASURED", "MIXED", "PerRow", "REFERENCE", "audit", "combine", "of_producers",
-           "per_row", "producer_kind", "resolve"]  # fmt: skip
+           "evaluator_kinds", "ours_vs_paper", "padme_filter_kinds", "padme_synthesis_kind", "per_column", "per_row", "producer_kind", "resolve"]  # fmt: skip
