@@ -13,7 +13,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from ..paths import ROOT
-from .evidence import EvidenceError, PerRow
+from .evidence import EVIDENCE_COLUMN, EvidenceError, PerRow
 from .evidence import resolve as resolve_evidence
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -156,6 +156,11 @@ def _integral_column(values: list, name: str) -> bool:
     return bool(_COUNT_WORDS.search(name)) or max(abs(v) for v in nums) > 1
 
 
+def _big_integral(v) -> bool:
+    """In a column of mixed types (a statistic per row), a float like 10.0 is a count: print "10"."""
+    return isinstance(v, float) and not math.isnan(v) and v.is_integer() and abs(v) > 1
+
+
 def _cell(v, float_format: str, as_int: bool) -> str:
     if isinstance(v, tuple):
         return " / ".join(_cell(x, float_format, as_int) for x in v)
@@ -179,19 +184,22 @@ def present(df, float_format: str = "%.3f"):
     empty_cols = [c for c in cols if len(df) and all(_is_missing(v) for v in df[c])]
     keep = [c for c in cols if c not in empty_cols]
     body = df[keep]
-    empty_rows = [i for i in range(len(body)) if keep and all(_is_missing(v) for v in body.iloc[i])] if keep else []
+    values = [c for c in keep if c != EVIDENCE_COLUMN]  # a row's evidence label is not a value
+    empty_rows = [i for i in range(len(body)) if values and all(_is_missing(v) for v in body[values].iloc[i])]
     if empty_rows:
         body = body.drop(index=body.index[empty_rows])
     shown = pd.DataFrame(index=body.index)
     for c in keep:
         vals = [v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v for v in body[c]]
         as_int = _integral_column(vals, str(c))
-        shown[c] = [_cell(v, float_format, as_int) for v in vals]
+        mixed = not as_int and any(isinstance(v, float) for v in vals) and not all(
+            isinstance(v, float) or _is_missing(v) for v in vals)  # fmt: skip
+        shown[c] = [_cell(v, float_format, as_int or (mixed and _big_integral(v))) for v in vals]
     shown.index = pd.Index([_cell(i, float_format, False) if not isinstance(i, str) else i for i in body.index],
                            name=" / ".join(str(n) for n in df.index.names if n is not None) or None)  # fmt: skip
-    shown.attrs["show_index"] = not (
-        isinstance(df.index, pd.RangeIndex) or (df.index.dtype.kind == "i" and list(df.index) == list(range(len(df))))
-    )
+    default_index = df.index.nlevels == 1 and df.index.name is None and df.index.dtype.kind == "i" and (
+        list(df.index) == list(range(len(df))))  # fmt: skip
+    shown.attrs["show_index"] = not default_index
     notes = []
     if empty_cols:
         notes.append(f"Columns with no value in this run, not shown: {', '.join(map(str, empty_cols))}.")
