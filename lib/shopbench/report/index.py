@@ -65,7 +65,15 @@ def _evidence_summary(arts: list[dict], problems: list[str]) -> list[str]:
     order = [k for k in KINDS if k in counts] + sorted(set(counts) - set(KINDS))
     lines = ["## Evidence", "",
              f"{len(arts)} artefacts: " + (", ".join(f"**{counts[k]} {k}**" for k in order) or "none") + ".",
-             "",
+             ""]  # fmt: skip
+    rows: dict[str, int] = {}
+    for a in arts:
+        if a.get("evidence") == "mixed":
+            for k, n in (a.get("evidence_rows") or {}).items():
+                rows[k] = rows.get(k, 0) + n
+    if rows:
+        lines += ["Rows of the mixed tables: " + ", ".join(f"{n} {k}" for k, n in sorted(rows.items())) + ".", ""]
+    lines += [
              "*measured*: a model or procedure that saw only what a real judge/agent/evaluator sees, scored "
              "against gold it never saw. *known-answer*: the outcome follows from how the data or the stand-in "
              "was built (a check of the machinery, not a finding). *reference*: the paper's numbers. *mixed*: "
