@@ -156,6 +156,10 @@ def _integral_column(values: list, name: str) -> bool:
     return bool(_COUNT_WORDS.search(name)) or max(abs(v) for v in nums) > 1
 
 
+def _integral(v) -> bool:
+    return isinstance(v, float) and not math.isnan(v) and v.is_integer()
+
+
 def _big_integral(v) -> bool:
     """In a column of mixed types (a statistic per row), a float like 10.0 is a count: print "10"."""
     return isinstance(v, float) and not math.isnan(v) and v.is_integer() and abs(v) > 1
@@ -189,12 +193,16 @@ def present(df, float_format: str = "%.3f"):
     if empty_rows:
         body = body.drop(index=body.index[empty_rows])
     shown = pd.DataFrame(index=body.index)
+    # a table with one statistic per row ("pairs annotated", "n_swaps") names its counts in the row label
+    count_rows = [body.index.dtype.kind == "O" and bool(_COUNT_WORDS.search(_cell(i, float_format, False)))
+                  for i in body.index]  # fmt: skip
     for c in keep:
         vals = [v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v for v in body[c]]
         as_int = _integral_column(vals, str(c))
         mixed = not as_int and any(isinstance(v, float) for v in vals) and not all(
             isinstance(v, float) or _is_missing(v) for v in vals)  # fmt: skip
-        shown[c] = [_cell(v, float_format, as_int or (mixed and _big_integral(v))) for v in vals]
+        shown[c] = [_cell(v, float_format, as_int or (mixed and _big_integral(v)) or (count_row and _integral(v)))
+                    for v, count_row in zip(vals, count_rows, strict=True)]
     shown.index = pd.Index([_cell(i, float_format, False) if not isinstance(i, str) else i for i in body.index],
                            name=" / ".join(str(n) for n in df.index.names if n is not None) or None)  # fmt: skip
     default_index = df.index.nlevels == 1 and df.index.name is None and df.index.dtype.kind == "i" and (
