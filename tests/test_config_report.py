@@ -81,15 +81,15 @@ def test_tables_figures_and_index(outputs):
     ctx.prompt("backends_roundtrip")
     ctx.use_backbones(["local/echo"])
     df = pd.DataFrame({"acc": [0.5, 0.75]}, index=pd.Index(["a", "b"], name="judge"))
-    ctx.table(df, "test_tab", "A caption & more.")
+    ctx.table(df, "test_tab", "A caption & more.", evidence="measured")
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    ctx.figure(fig, "test_fig", "A figure.")
+    ctx.figure(fig, "test_fig", "A figure.", evidence="known-answer")
     paper = outputs / "smoke" / "paper"
     for f in ("tables/test_tab.csv", "tables/test_tab.md", "tables/test_tab.tex", "figures/test_fig.png",
               "figures/test_fig.pdf"):  # fmt: skip
         assert (paper / f).stat().st_size > 0
-    assert "\\caption{A caption \\& more.}" in (paper / "tables/test_tab.tex").read_text()
+    assert "\\caption{A caption \\& more. Evidence: measured.}" in (paper / "tables/test_tab.tex").read_text()
     md, html = build_index(paper, {"profile": "smoke", "wall_s": 1.0, "notebooks": [{"name": "99_test", "wall_s": 1.0}],
                                    "calls": 0, "cache_hit_rate": None, "cost_usd": 0.0})  # fmt: skip
     text = md.read_text()

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from shopbench.judges import deterministic as det
+from shopbench.judges import oracle_rules
 from shopbench.judges import protocols as P
 from shopbench.judges.parse import ERROR_KINDS, JUDGMENT_FIELDS, parse_judgment
 from shopbench.judges.sweep import (
@@ -22,7 +23,7 @@ from shopbench.llm import Estimate, Gateway
 from shopbench.paceshop import taxonomy
 from shopbench.paths import PROMPTS_DIR
 
-JUDGES = ["local/checks", "local/rules", "local/always-bad", "local/random"]
+JUDGES = ["local/checks", "local/oracle-rules", "local/always-bad", "local/random"]
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +232,7 @@ def det_table(data, gw):
     swaps = [r for r in data if r.kind == "swap"]
     bases = {g.record_id for g in goods[:20]}
     multi = [r for r in data if r.tier > 1 and r.base_record_id in bases]
-    rules = sweep(gw, ["pacejudge"], ["local/rules"], goods + tier1 + swaps, run_id="det_rules")
+    rules = sweep(gw, ["pacejudge"], ["local/oracle-rules"], goods + tier1 + swaps, run_id="det_rules")
     checks = sweep(gw, ["pacejudge"], ["local/checks"], goods + tier1 + swaps + multi, run_id="det_checks")
     return pd.concat([rules, checks], ignore_index=True)
 
@@ -252,7 +253,7 @@ def test_checks_judge_is_bad_exactly_when_a_check_fails(det_table, by_id):
 
 
 def test_rules_judge_detects_tier1_defects_and_rarely_fires_on_good(det_table):
-    t = det_table[det_table.backbone == "local/rules"]
+    t = det_table[det_table.backbone == "local/oracle-rules"]
     assert t.parse_ok.all()
     goods = t[t.kind == "good"]
     false_fire = float((goods.defect_family != "NONE").mean())
@@ -292,20 +293,20 @@ def test_degenerate_judges(data, gw, one_of_each):
 
 
 def test_deterministic_judges_answer_native_contracts(one_of_each, gw):
-    t = sweep(gw, ["ares", "personalens", "etapp", "persona_blind"], ["local/rules", "local/checks"], one_of_each,
+    t = sweep(gw, ["ares", "personalens", "etapp", "persona_blind"], ["local/oracle-rules", "local/checks"], one_of_each,
               run_id="native")  # fmt: skip
     assert t.parse_ok.all(), t[~t.parse_ok.astype(bool)].parse_error.tolist()
     for name in ("ares", "personalens"):
         fams = set(t[t.protocol == name].defect_family) - {"NONE"}
         assert fams <= set(P.PROTOCOLS[name].families), (name, fams)
-    ares = t[(t.protocol == "ares") & (t.backbone == "local/rules")]
+    ares = t[(t.protocol == "ares") & (t.backbone == "local/oracle-rules")]
     assert ares.persona_alignment.isna().all() and ares.evidence_grounding.notna().all()
     em = ares[ares.gold_family == "EVIDENCE_MISMATCH"]
     assert (em.verdict == "BAD").all()
-    lens = t[(t.protocol == "personalens") & (t.backbone == "local/rules") & (t.gold_family == "PREF_CONFLICT")]
+    lens = t[(t.protocol == "personalens") & (t.backbone == "local/oracle-rules") & (t.gold_family == "PREF_CONFLICT")]
     walk = json.loads(lens.iloc[0].raw_output)["slot_judgments"]
     assert "contradicted" in walk.values() and lens.iloc[0].verdict == "BAD"
-    blind = t[(t.protocol == "persona_blind") & (t.backbone == "local/rules")]
+    blind = t[(t.protocol == "persona_blind") & (t.backbone == "local/oracle-rules")]
     assert blind.persona_alignment.isna().all()
     assert (blind[blind.gold_family == "OVER_PERSONALIZATION_HALLUCINATION"].verdict == "GOOD").all()
 
@@ -314,7 +315,7 @@ def test_deterministic_judges_answer_native_contracts(one_of_each, gw):
 def test_sweep_rows_gold_cache_resume_and_dry_run(tmp_path, one_of_each):
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
     recs = one_of_each[:5]
-    protos, bbs = ["pacejudge", "etapp"], ["local/rules", "local/checks"]
+    protos, bbs = ["pacejudge", "etapp"], ["local/oracle-rules", "local/checks"]
     est = sweep(gw, protos, bbs, recs, repeats=2, run_id="s", dry_run=True)
     assert isinstance(est, Estimate) and est.calls == 40 and est.to_call == 40 and est.cost_usd == 0
     assert not gw.log_path("s").exists()
@@ -364,7 +365,7 @@ def test_sweep_rows_gold_cache_resume_and_dry_run(tmp_path, one_of_each):
 
 def test_schema_sampler_failures_are_counted_per_protocol_and_backbone(tmp_path, one_of_each):
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
-    t = sweep(gw, ["pacejudge", "ares"], ["local/schema-sampler", "local/rules"], one_of_each, run_id="ss")
+    t = sweep(gw, ["pacejudge", "ares"], ["local/schema-sampler", "local/oracle-rules"], one_of_each, run_id="ss")
     ss = t[t.backbone == "local/schema-sampler"]
     # schema-valid random documents: the only possible failure is invented evidence ids
     assert set(ss[~ss.parse_ok.astype(bool)].parse_error_kind) <= {"evidence_outside_pool"}
@@ -374,14 +375,14 @@ def test_schema_sampler_failures_are_counted_per_protocol_and_backbone(tmp_path,
     assert len(pf) == 4 and set(pf.columns) >= {"protocol", "backbone", "n", "n_parse_fail", "parse_fail_rate"}
     row = pf[(pf.protocol == "pacejudge") & (pf.backbone == "local/schema-sampler")].iloc[0]
     assert row.n == len(one_of_each) and row.n_parse_fail == row.evidence_outside_pool > 0
-    assert (pf[pf.backbone == "local/rules"].n_parse_fail == 0).all()
+    assert (pf[pf.backbone == "local/oracle-rules"].n_parse_fail == 0).all()
 
 
 def test_unknown_prompt_is_a_call_error(tmp_path):
     from shopbench.llm import Call
 
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
-    (row,) = gw.run([Call("x", "local/rules", [{"role": "user", "content": "judge this"}])], "bad_prompt")
+    (row,) = gw.run([Call("x", "local/oracle-rules", [{"role": "user", "content": "judge this"}])], "bad_prompt")
     assert row["status"] == "error" and "matches no judge protocol" in row["error"]
 
 
@@ -469,7 +470,7 @@ def test_rules_judge_checks_history_claims_against_the_persona(one_of_each):
     def judged(prefix):
         resp = good.response.model_copy(update={"overview_text": prefix + good.response.overview_text})
         rec = good.model_copy(update={"response": resp})
-        out = json.loads(det.rules_judge(P.messages("pacejudge", rec), {}))
+        out = json.loads(oracle_rules.rules_judge(P.messages("pacejudge", rec), {}))
         return out["verdict"], out["defect_family"]
 
     assert judged("") == ("GOOD", "NONE")

@@ -140,15 +140,27 @@ class RunContext:
             date=now_iso(),
         )
 
-    def table(self, df, name: str, caption: str, **kw):
-        """Save a table (CSV + Markdown + LaTeX) with a caption and register it for the index."""
-        save_table(df, name, caption, self.paper_dir, self.provenance(), **kw)
+    def table(self, df, name: str, caption: str, *, evidence, why: str = "", **kw):
+        """Save a table (CSV + Markdown + LaTeX) with a caption and register it for the index.
+
+        ``evidence`` (required): ``"measured"``, ``"known-answer"``, ``"reference"``, ``"mixed"`` (with
+        an ``evidence`` column), ``ctx.evidence.per_row("<producer column>")`` or ``{column: kind}``
+        (:mod:`shopbench.report.evidence`); ``why`` says what makes it that kind (shown in the caption)."""
+        save_table(df, name, caption, self.paper_dir, self.provenance(), evidence=evidence, why=why, **kw)
         return df
 
-    def figure(self, fig, name: str, caption: str, **kw):
-        """Save a figure (PNG + PDF) with a caption and register it for the index."""
-        save_figure(fig, name, caption, self.paper_dir, self.provenance(), **kw)
+    def figure(self, fig, name: str, caption: str, *, evidence, why: str = "", **kw):
+        """Save a figure (PNG + PDF) with a caption and register it for the index; ``evidence`` as
+        for :meth:`table` (a kind, or ``{series: kind}``)."""
+        save_figure(fig, name, caption, self.paper_dir, self.provenance(), evidence=evidence, why=why, **kw)
         return fig
+
+    @property
+    def evidence(self):
+        """:mod:`shopbench.report.evidence` (``ctx.evidence.per_row``, ``.producer_kind``, kinds)."""
+        from .report import evidence
+
+        return evidence
 
 
 def start(profile: str | Path = "smoke", notebook: str = "notebook") -> RunContext:

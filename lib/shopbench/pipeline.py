@@ -26,7 +26,7 @@ from .config import claim_outputs, load_profile
 from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
 from .paths import NOTEBOOKS_DIR
-from .report import build_index, git_commit, write_run_json
+from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
 
 PIPELINE_FILE = NOTEBOOKS_DIR / "pipeline.yaml"
@@ -166,7 +166,10 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
     print(f"[{prof.name}] index: {md} and {html}")
     if missing:
         print(f"[{prof.name}] artefacts promised in {PIPELINE_FILE.name} but not produced: {missing}", file=sys.stderr)
-    return 1 if (outcome or missing) else 0
+    problems = audit_index(paper)  # issue 13 §1: every artefact has a kind, no stand-in row is "measured"
+    for p in problems:
+        print(f"[{prof.name}] evidence: {p}", file=sys.stderr)
+    return 1 if (outcome or missing or problems) else 0
 
 
 def check(profile: str) -> int:

@@ -178,9 +178,11 @@ annotator's latest answer per pair with whether it agrees with the synthetic lab
 
 TABLES = """if not in_voila():
     print(f"{len(pairs)} pairs for {s['annotator']!r}; answers in {store.path(s['annotator'])}")
-    ctx.table(pairs_table(pairs), "annotate_pairs", "Pairs in annotation order, with their hidden labels, steering levels and source dataset.")
+    ctx.table(pairs_table(pairs), "annotate_pairs", "Pairs in annotation order, with their hidden labels, steering levels and source dataset.",
+              evidence="known-answer", why="the pairs and labels this run built or loaded")
     answers = answers_table(store, s["annotator"], pairs)
-    ctx.table(answers, "annotate_answers", "The annotator's latest answer per pair and agreement with the synthetic label.")
+    ctx.table(answers, "annotate_answers", "The annotator's latest answer per pair and agreement with the synthetic label.",
+              evidence="measured", why="a person's choices, made without the label")
     display(pairs_table(pairs))
     display(answers)"""
 

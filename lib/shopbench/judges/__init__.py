@@ -3,13 +3,18 @@
 - :mod:`.protocols`: the protocol registry (prompt file + output contract + native PACE targets),
   the D.4 input bundle, prompt rendering and its inverse.
 - :mod:`.parse`: a gateway row → the common judgment fields; parse failures are data.
-- :mod:`.deterministic`: ``local/checks``, ``local/rules``, ``local/always-bad``, ``local/random``
-  (registered on import).
+- :mod:`.deterministic`: ``local/checks``, ``local/always-bad``, ``local/random`` (registered on
+  import): baselines that see nothing but the prompt.
+- :mod:`.oracle_rules`: ``local/oracle-rules``, the rule judge built on the generator's cue lists, a
+  known-answer stand-in kept out of the judges under test (issue 13 §2).
 - :mod:`.sweep`: records × protocols × backbones → the run table; majority vote, stability,
   stratified subsets, parse-failure counts.
 """
 
-from . import deterministic  # noqa: F401 - registers the local/… judges
+from . import (
+    deterministic,  # noqa: F401 - registers the local/… judges
+    oracle_rules,  # noqa: F401 - registers local/oracle-rules (known-answer)
+)
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, parse_judgment
 from .protocols import (
     FAMILY_LABELS,

@@ -3,7 +3,7 @@
 A profile lists backbones as litellm model names, or mappings for more settings::
 
     backbones:
-      - local/rules                                  # embedded deterministic backend
+      - local/checks                                 # embedded deterministic backend
       - llamacpp/smollm2-135m-instruct               # packaged GGUF model, in-process
       - {name: smollm2-server, model: openai/smollm2, server: llamacpp,
          model_name: smollm2-135m-instruct}          # project-started llama.cpp server on 127.0.0.1

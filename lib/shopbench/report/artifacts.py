@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -12,6 +13,8 @@ from pathlib import Path
 from filelock import FileLock
 
 from ..paths import ROOT
+from .evidence import EVIDENCE_COLUMN, EvidenceError, PerRow
+from .evidence import resolve as resolve_evidence
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -68,63 +71,164 @@ def _register(paper_dir: Path, record: dict) -> dict:
 
 
 def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: Provenance,
-               float_format: str = "%.3f") -> dict:  # fmt: skip
-    """Write ``<name>.csv``, ``.md`` and ``.tex`` under ``paper_dir/tables`` and register them."""
+               float_format: str = "%.3f", *, evidence=None, why: str = "", n: int | None = None) -> dict:  # fmt: skip
+    """Write ``<name>.csv``, ``.md`` and ``.tex`` under ``paper_dir/tables`` and register them.
+
+    ``evidence`` is required (:mod:`.evidence`): a kind, ``per_row(<producer column>)``, ``"mixed"``
+    with an ``evidence`` column, or a ``{column: kind}`` mapping. The caption carries it. The CSV
+    keeps every value; the Markdown and LaTeX show missing values as "–", integral counts as
+    integers, and leave out all-empty rows and columns, saying so in the caption (issue 16 §3)."""
     _check_name(name)
+    ev, df = resolve_evidence(evidence, name, df, why)
     paper_dir = Path(paper_dir)
     out = paper_dir / "tables"
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / f"{name}.csv", index=True)
-    md = df.to_markdown(floatfmt=float_format.strip("%")) if _has_tabulate() else _markdown(df, float_format)
-    (out / f"{name}.md").write_text(f"**{name}.** {caption}\n\n{md}\n", encoding="utf-8")
-    tex = df.to_latex(float_format=lambda x: float_format % x, caption=latex_escape(caption), label=f"tab:{name}",
-                      escape=True)  # fmt: skip
+    shown, omitted = present(df, float_format)
+    full_caption = " ".join(x for x in (caption.strip(), omitted, ev.label()) if x)
+    md = _markdown(shown)
+    (out / f"{name}.md").write_text(f"**{name}.** {full_caption}\n\n{md}\n", encoding="utf-8")
+    tex = shown.to_latex(caption=latex_escape(full_caption), label=f"tab:{name}", escape=True)
     (out / f"{name}.tex").write_text(tex, encoding="utf-8")
     files = {ext: f"tables/{name}.{ext}" for ext in ("csv", "md", "tex")}
-    rec = {"kind": "table", "name": name, "caption": caption, "files": files, "rows": len(df),
+    rec = {"kind": "table", "name": name, "caption": full_caption, "files": files, "rows": len(df),
+           "n": len(df) if n is None else int(n), **ev.as_dict(), **_fixed(evidence),
            **asdict(provenance), "date": provenance.date or now_iso()}  # fmt: skip
     return _register(paper_dir, rec)
 
 
-def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance: Provenance, dpi: int = 150) -> dict:
-    """Write ``<name>.png`` and ``.pdf`` under ``paper_dir/figures`` and register them."""
+def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance: Provenance, dpi: int = 150, *,
+                evidence=None, why: str = "", n: int | None = None) -> dict:  # fmt: skip
+    """Write ``<name>.png`` and ``.pdf`` under ``paper_dir/figures`` and register them. ``evidence``
+    is required: a kind, or a ``{series: kind}`` mapping for a figure that mixes kinds."""
     _check_name(name)
+    if isinstance(evidence, PerRow):
+        raise EvidenceError(f"figure {name!r}: per-row evidence needs a table; give a kind or {{series: kind}}")
+    ev, _ = resolve_evidence(evidence, name, None, why)
     paper_dir = Path(paper_dir)
     out = paper_dir / "figures"
     out.mkdir(parents=True, exist_ok=True)
     fig.savefig(out / f"{name}.png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(out / f"{name}.pdf", bbox_inches="tight", metadata={"CreationDate": None, "Creator": None})
     files = {"png": f"figures/{name}.png", "pdf": f"figures/{name}.pdf"}
-    rec = {"kind": "figure", "name": name, "caption": caption, "files": files, **asdict(provenance),
+    rec = {"kind": "figure", "name": name, "caption": f"{caption.strip()} {ev.label()}", "files": files,
+           "n": None if n is None else int(n), **ev.as_dict(), **asdict(provenance),
            "date": provenance.date or now_iso()}  # fmt: skip
     return _register(paper_dir, rec)
 
 
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
+def _fixed(evidence) -> dict:
+    """Producers whose per-row kind the notebook fixed (kept for the audit)."""
+    return {"evidence_fixed": dict(evidence.fixed)} if isinstance(evidence, PerRow) and evidence.fixed else {}
 
+
+# ---- presentation (issue 16 §3) ------------------------------------------------------------------
+MISSING = "–"
+_MISSING_TEXT = {"", "nan", "NaN", "None", "<NA>", "NaT", "-", "–", "—"}
+_COUNT_WORDS = re.compile(r"(^n$|^n_|_n$|count|calls|records|trials|pairs|tokens|hits|rows|items|units|votes|"
+                          r"cells|tasks|products|queries|personas|judgments|failures|errors|attempts|size|"
+                          r"^k$|correct|total|kept|generated|passed|missing|flips|swaps)", re.I)  # fmt: skip
+
+
+def _is_missing(v) -> bool:
+    if v is None:
         return True
-    except ImportError:
+    if isinstance(v, float):
+        return math.isnan(v)
+    if isinstance(v, str):
+        return v.strip() in _MISSING_TEXT
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v)) if not isinstance(v, (list, tuple, dict, set)) else False
+    except (TypeError, ValueError):
         return False
 
 
-def _markdown(df, float_format: str) -> str:
-    """A GitHub-flavoured Markdown table without the optional ``tabulate`` dependency."""
-    idx_name = " / ".join(str(n) for n in df.index.names if n is not None) or ""
-    show_index = not (df.index.dtype.kind == "i" and list(df.index) == list(range(len(df))))
-    cols = ([idx_name] if show_index else []) + [str(c) for c in df.columns]
+def _integral_column(values: list, name: str) -> bool:
+    """Print a float column as integers: every value integral, and the name says count or a value
+    exceeds 1 (so a rate column of 0.0/1.0 keeps its decimals)."""
+    nums = [v for v in values if isinstance(v, float) and not math.isnan(v)]
+    if not nums or len(nums) != sum(1 for v in values if not _is_missing(v)):
+        return False
+    if not all(v.is_integer() for v in nums):
+        return False
+    return bool(_COUNT_WORDS.search(name)) or max(abs(v) for v in nums) > 1
 
-    def fmt(v) -> str:
-        if isinstance(v, tuple):
-            return " / ".join(fmt(x) for x in v)
-        if isinstance(v, float):
-            return float_format % v
+
+def _integral(v) -> bool:
+    return isinstance(v, float) and not math.isnan(v) and v.is_integer()
+
+
+def _big_integral(v) -> bool:
+    """In a column of mixed types (a statistic per row), a float like 10.0 is a count: print "10"."""
+    return isinstance(v, float) and not math.isnan(v) and v.is_integer() and abs(v) > 1
+
+
+def _cell(v, float_format: str, as_int: bool) -> str:
+    if isinstance(v, tuple):
+        return " / ".join(_cell(x, float_format, as_int) for x in v)
+    if _is_missing(v):
+        return MISSING
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) or type(v).__module__ == "numpy" and hasattr(v, "dtype") and v.dtype.kind == "f":
+        v = float(v)
+        return str(int(v)) if as_int else float_format % v
+    return str(v)
+
+
+def present(df, float_format: str = "%.3f"):
+    """The table as shown in Markdown/LaTeX: strings, "–" for every missing value, integral counts as
+    integers, all-empty rows and columns left out. Returns ``(shown, note)``, the note naming what was
+    left out (empty when nothing was)."""
+    import pandas as pd
+
+    cols = list(df.columns)
+    empty_cols = [c for c in cols if len(df) and all(_is_missing(v) for v in df[c])]
+    keep = [c for c in cols if c not in empty_cols]
+    body = df[keep]
+    values = [c for c in keep if c != EVIDENCE_COLUMN]  # a row's evidence label is not a value
+    empty_rows = [i for i in range(len(body)) if values and all(_is_missing(v) for v in body[values].iloc[i])]
+    if empty_rows:
+        body = body.drop(index=body.index[empty_rows])
+    shown = pd.DataFrame(index=body.index)
+    # a table with one statistic per row ("pairs annotated", "n_swaps") names its counts in the row label
+    count_rows = [body.index.dtype.kind == "O" and bool(_COUNT_WORDS.search(_cell(i, float_format, False)))
+                  for i in body.index]  # fmt: skip
+    for c in keep:
+        vals = [v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v for v in body[c]]
+        as_int = _integral_column(vals, str(c))
+        mixed = not as_int and any(isinstance(v, float) for v in vals) and not all(
+            isinstance(v, float) or _is_missing(v) for v in vals)  # fmt: skip
+        shown[c] = [_cell(v, float_format, as_int or (mixed and _big_integral(v)) or (count_row and _integral(v)))
+                    for v, count_row in zip(vals, count_rows, strict=True)]
+    shown.index = pd.Index([_cell(i, float_format, False) if not isinstance(i, str) else i for i in body.index],
+                           name=" / ".join(str(n) for n in df.index.names if n is not None) or None)  # fmt: skip
+    default_index = df.index.nlevels == 1 and df.index.name is None and df.index.dtype.kind == "i" and (
+        list(df.index) == list(range(len(df))))  # fmt: skip
+    shown.attrs["show_index"] = not default_index
+    notes = []
+    if empty_cols:
+        notes.append(f"Columns with no value in this run, not shown: {', '.join(map(str, empty_cols))}.")
+    if empty_rows:
+        labels = [_cell(df.index[i], float_format, False) for i in empty_rows]
+        notes.append(f"Rows with no value in this run, not shown: {'; '.join(labels)}.")
+    return shown, " ".join(notes)
+
+
+def _markdown(shown) -> str:
+    """A GitHub-flavoured Markdown table of :func:`present`'s output (no ``tabulate`` needed)."""
+    idx_name = shown.index.name or ""
+    show_index = shown.attrs.get("show_index", True)
+    cols = ([idx_name] if show_index else []) + [str(c) for c in shown.columns]
+
+    def esc(v) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for idx, row in zip(df.index, df.itertuples(index=False), strict=True):
-        cells = ([fmt(idx)] if show_index else []) + [fmt(v) for v in row]
+    lines = ["| " + " | ".join(esc(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for idx, row in zip(shown.index, shown.itertuples(index=False), strict=True):
+        cells = ([esc(idx)] if show_index else []) + [esc(v) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
