@@ -12,7 +12,7 @@ Public API:
 
 from .prompts import load_template
 from .registry import get_judge, judge, judge_names
-from .render import STYLES, Step, ToolCallView, clip_value, render, steps, text_of
+from .render import STYLES, Step, ToolCallView, clip_value, cut, render, steps, text_of
 from .spec import (
     ERROR_KINDS,
     Invalid,
@@ -28,6 +28,6 @@ from .spec import (
 
 __all__ = [
     "ERROR_KINDS", "Invalid", "Judge", "JudgeSpec", "Judgment", "ModelJudge", "Outcome", "ParseFailure", "STYLES",
-    "Step", "ToolCallView", "clip_value", "error_kind", "get_judge", "judge", "judge_names", "load_template",
+    "Step", "ToolCallView", "clip_value", "cut", "error_kind", "get_judge", "judge", "judge_names", "load_template",
     "render", "resolve_backbone", "steps", "text_of",
 ]  # fmt: skip

@@ -13,6 +13,7 @@ a factory that returns one spec or several (the PACE protocols, the six shop rub
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -34,18 +35,26 @@ def register(spec: JudgeSpec) -> JudgeSpec:
     if not isinstance(spec, JudgeSpec):
         raise TypeError(f"only JudgeSpec instances can be registered, got {type(spec).__name__}")
     prev = _REGISTRY.get(spec.name)
-    if prev is not None and type(prev).__qualname__ != type(spec).__qualname__:
+    if prev is not None and prev is not spec and type(prev).__qualname__ != type(spec).__qualname__:
         raise ValueError(f"judge name {spec.name!r} is already registered ({prev.source or type(prev).__name__})")
     _REGISTRY[spec.name] = spec
     return spec
 
 
 def judge(factory: F) -> F:
-    """Decorator: call ``factory`` once and register the spec(s) it returns; returns ``factory``."""
+    """Decorator: call ``factory`` once and register the spec(s) it returns; calling the decorated
+    name again returns those same registered objects."""
     made = factory()
-    for spec in [made] if isinstance(made, JudgeSpec) else list(made):
+    specs = [made] if isinstance(made, JudgeSpec) else list(made)
+    for spec in specs:
         register(spec)
-    return factory
+    value = made if isinstance(made, JudgeSpec) else specs
+
+    @functools.wraps(factory)
+    def registered():
+        return value
+
+    return registered  # type: ignore[return-value]
 
 
 def _load_all() -> None:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["STYLES", "Step", "ToolCallView", "clip_value", "render", "steps", "text_of"]
+__all__ = ["STYLES", "Step", "ToolCallView", "clip_value", "cut", "render", "steps", "text_of"]
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,8 @@ def _pair(sts: Sequence[Step], max_chars: int = 2000) -> str:
 
 
 # ---- "numbered" (H.5) ------------------------------------------------------------------------------
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int) -> str:
+    """``text`` with whitespace collapsed, cut to ``limit`` characters with a note of what is left out."""
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more chars]"
 
@@ -174,7 +175,7 @@ def _numbered_call(c: ToolCallView, limit: int) -> str:
         inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}" for k, v in args.items())
     else:
         inner = str(args)
-    return f"{c.name or '?'}({_cut(inner, limit)})"
+    return f"{c.name or '?'}({cut(inner, limit)})"
 
 
 def _numbered(sts: Sequence[Step], max_chars: int = 600, max_args_chars: int = 300, where: str = "trajectory") -> str:
@@ -198,7 +199,7 @@ def _numbered(sts: Sequence[Step], max_chars: int = 600, max_args_chars: int = 3
         elif s.role == "tool":
             if s.call is not None:
                 lines.append(f"    Agent calls {_numbered_call(s.call, max_args_chars)}")
-            lines.append(f"    Tool result -> {_cut(clip_value(s.result, 10**9), max_chars)}")
+            lines.append(f"    Tool result -> {cut(clip_value(s.result, 10**9), max_chars)}")
         else:
             raise ValueError(f"{where}: message with unknown role {s.role!r}")
     return "\n".join(lines)

@@ -59,6 +59,9 @@ def error_kind(message: str | None) -> str | None:
     return "contract_violation"  # fmt: skip
 
 
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "cache_hit", "latency_s")
+
+
 class Invalid(ValueError):
     """An answer that satisfies the JSON schema but breaks a rule the schema cannot state."""
 
@@ -76,6 +79,7 @@ class Judgment(Generic[V]):
     item_id: str | None
     value: V
     raw: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)  # tokens, cost, cache hit of the call
     ok: ClassVar[bool] = True
 
 
@@ -90,6 +94,8 @@ class ParseFailure:
     kind: str
     raw: str | None = None
     stage: str = "contract"  # "call": the call failed; "contract": the schema; "rule": interpret
+    parsed: Any = None  # the schema-valid answer a rule rejected (stage "rule")
+    usage: Mapping[str, Any] = field(default_factory=dict)
     ok: ClassVar[bool] = False
 
     @property
@@ -179,17 +185,18 @@ class JudgeSpec(Generic[I, V]):
     def parse(self, row: Mapping[str, Any], item: I) -> Outcome:
         """A gateway row (or a call-log row) → :class:`Judgment` or :class:`ParseFailure`."""
         iid, raw = row.get("item_id"), row.get("raw_output")
+        usage = {k: row[k] for k in USAGE_FIELDS if k in row}
         if row.get("status") == "error":
             reason = f"call error: {row.get('error') or 'no output'}"
-            return ParseFailure(self.name, iid, reason, "call_error", raw, stage="call")
+            return ParseFailure(self.name, iid, reason, "call_error", raw, stage="call", usage=usage)
         parsed = parse_output(raw, self.contract_for(item), row.get("finish_reason"))
         if not parsed.ok:
             reason = parsed.error or "contract violation"
-            return ParseFailure(self.name, iid, reason, error_kind(reason) or "contract_violation", raw)
+            return ParseFailure(self.name, iid, reason, error_kind(reason) or "contract_violation", raw, usage=usage)
         try:
-            return Judgment(self.name, iid, self.interpret(parsed.value, item), raw)
+            return Judgment(self.name, iid, self.interpret(parsed.value, item), raw, usage=usage)
         except Invalid as e:
-            return ParseFailure(self.name, iid, e.reason, e.kind, raw, stage="rule")
+            return ParseFailure(self.name, iid, e.reason, e.kind, raw, stage="rule", parsed=parsed.value, usage=usage)
 
 
 @dataclass
