@@ -290,7 +290,7 @@ def _candidate_ids(record: Record | Iterable[str] | None) -> set[str] | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Protocol(JudgeSpec[Record, dict]):
+class Protocol(JudgeSpec[Any, dict]):  # items: a Record (parse: its candidate ids or None too)
     """One judge protocol: a :class:`~shopbench.judging.JudgeSpec` over PACEShop records.
 
     ``prompt`` is the file stem in ``prompts/``; ``contract`` the JSON schema the call's output must

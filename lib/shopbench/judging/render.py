@@ -78,7 +78,7 @@ def _message_calls(m: dict) -> tuple[ToolCallView, ...]:
     out = []
     for c in m.get("tool_calls") or []:
         if isinstance(c, dict):
-            fn = c.get("function") if isinstance(c.get("function"), dict) else c
+            fn: dict = c["function"] if isinstance(c.get("function"), dict) else c
             out.append(ToolCallView(fn.get("name"), fn.get("arguments")))
     return tuple(out)
 

@@ -34,6 +34,7 @@ from .prompts import load_template
 
 I = TypeVar("I")  # noqa: E741 - the item type
 V = TypeVar("V")
+I_contra = TypeVar("I_contra", contravariant=True)
 
 # the kinds of parse failure (ERROR_KINDS order is the order of the parse-failure tables)
 ERROR_KINDS: tuple[str, ...] = (
@@ -107,12 +108,12 @@ Outcome = Judgment | ParseFailure
 
 
 @runtime_checkable
-class Judge(Protocol[I]):
+class Judge(Protocol[I_contra]):
     """Anything that judges items: a name and ``judge(items)`` → one outcome per item, in order."""
 
     name: str
 
-    def judge(self, items: Sequence[I]) -> list[Outcome]: ...
+    def judge(self, items: Sequence[I_contra]) -> list[Outcome]: ...
 
 
 def resolve_backbone(gateway, backbone: str | Backbone) -> str | Backbone:

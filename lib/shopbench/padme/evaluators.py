@@ -416,7 +416,7 @@ class EvaluatorScore:
 
 
 @dataclass(frozen=True, kw_only=True)
-class EvaluatorJudgeSpec(JudgeSpec[EvalItem, EvaluatorScore]):
+class EvaluatorJudgeSpec(JudgeSpec[Any, EvaluatorScore]):  # items: EvalItem (None when parsing a bare row)
     """H.5: one trajectory (run ``r`` is the call's repeat index) → a score in [0, 1]. The range is
     checked here because local grammars do not enforce numeric bounds."""
 

@@ -388,11 +388,11 @@ class ToolCallSpec(ShopSpec):
         what, qids = self.item_id(item), [q["qid"] for q in item.questions]
         _need(isinstance(value, dict), what, "expected an object")
         got = _ids_complete(value.get("answers"), "qid", qids, what)
-        out = []
+        out: list[bool] = []
         for qid in qids:
             j = got[qid].get("justified")
             _need(isinstance(j, bool), what, f"qid {qid}: justified must be a boolean, got {j!r}")
-            out.append(j)
+            out.append(bool(j))
         return out
 
 
@@ -406,7 +406,7 @@ class ClaimsSpec(ShopSpec):
 
     def contract_for(self, item: ShopItem) -> dict:
         assert item.traj is not None
-        return claims_schema(_agent_turns(item.traj))
+        return claims_schema(sorted(_agent_turns(item.traj)))
 
     def slots(self, item: ShopItem) -> dict:
         traj, products = item.traj, item.products
@@ -436,7 +436,8 @@ class AttributesSpec(ShopSpec):
 
     def slots(self, item: ShopItem) -> dict:
         ps = item.products
-        rows = {c.product_id: catalog_row(ps[c.product_id]) for c in item.claims if c.product_id in ps}
+        rows = {c.product_id: catalog_row(ps[c.product_id]) for c in item.claims
+                if c.product_id is not None and c.product_id in ps}  # fmt: skip
         return {"claims": json.dumps(self._items(item), indent=1, ensure_ascii=False),
                 "rows": json.dumps([rows[k] for k in sorted(rows)], indent=1, ensure_ascii=False)}  # fmt: skip
 
@@ -444,12 +445,12 @@ class AttributesSpec(ShopSpec):
         what = self.item_id(item)
         _need(isinstance(value, dict), what, "expected an object")
         got = _ids_complete(value.get("labels"), "cid", list(range(len(item.claims))), what)
-        out = []
+        out: list[str] = []
         for i in range(len(item.claims)):
             lab = got[i].get("label")
             _need(lab in ATTRIBUTE_LABELS, what, f"cid {i}: label {lab!r} not in {ATTRIBUTE_LABELS}")
             _need(isinstance(got[i].get("rationale"), str), what, f"cid {i}: rationale missing")
-            out.append(lab)
+            out.append(str(lab))
         return out
 
 
@@ -514,7 +515,7 @@ class LLMJudge:
         self.name = f"llm:{backbone}"
 
     def _ask(self, spec: ShopSpec, item: ShopItem) -> Any:
-        model = ModelJudge(spec, self.gateway, self.backbone, self.run_id, name=self.name,
+        model: ModelJudge[ShopItem] = ModelJudge(spec, self.gateway, self.backbone, self.run_id, name=self.name,
                            params=spec.params(self.max_tokens))  # fmt: skip
         (out,) = model.judge([item])
         if isinstance(out, ParseFailure):
