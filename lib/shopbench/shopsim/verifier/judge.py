@@ -14,8 +14,11 @@ A ``ShopJudge`` answers five kinds of question, each as one call per trial:
 - ``refusal``: the App. J rubric (score plus typed behavioural flags).
 
 ``DeterministicJudge`` is the offline default: documented rules over the record (and the scripted
-agents' prose conventions). ``LLMJudge`` asks a backbone through the project gateway at temperature 0
-with a JSON-schema contract per call; every output is validated (bounds, enums, complete ids) and a
+agents' prose conventions). ``LLMJudge`` asks a backbone through the project gateway at temperature 0:
+each question is a registered :class:`shopbench.judging.JudgeSpec` (:data:`SPECS`: prompt
+``prompts/shopsim_judge_<question>.txt``, its JSON-schema contract, the transcript rendered by the
+one renderer in style ``"turns"``, and the validation rules the schema cannot state: complete ids,
+null scores of inapplicable rubrics, turns with a message). Every output is validated and a
 malformed one raises ``JudgeError`` with the reason: never coerced.
 """
 
