@@ -19,6 +19,7 @@ from shopbench.judges.sweep import (
     stratified_subset,
     sweep,
 )
+from shopbench.judging import JudgeSpec, Judgment, ParseFailure, get_judge
 from shopbench.llm import Estimate, Gateway
 from shopbench.paceshop import taxonomy
 from shopbench.paths import PROMPTS_DIR
@@ -60,7 +61,8 @@ def test_every_protocol_renders_with_its_slots(one_of_each):
     for name, p in P.PROTOCOLS.items():
         names = P.slot_names(p)
         assert names, name
-        assert p.prompt == f"judge_{name}"
+        assert p.prompt == f"judge_{name}" and p.schema_name == f"judge_{name}"
+        assert isinstance(p, JudgeSpec) and get_judge(name) is p  # a protocol IS a registered judge
         for r in one_of_each:
             text = P.messages(p, r)[0]["content"]
             assert not text.startswith("#"), "header comments must be stripped"
@@ -149,6 +151,9 @@ def test_parse_accepts_a_valid_answer(one_of_each):
     assert set(j) == {*JUDGMENT_FIELDS, "parse_ok", "parse_error", "parse_error_kind"}
     fenced = "```json\n" + json.dumps(_good_output(r)) + "\n```"
     assert parse_judgment("pacejudge", _row(fenced), r)["parse_ok"]
+    # the run-table columns are the protocol's typed outcome, the one parse step of every judge
+    out = P.PROTOCOLS["pacejudge"].parse(_row(_good_output(r)), r)
+    assert isinstance(out, Judgment) and out.value == {k: j[k] for k in JUDGMENT_FIELDS}
 
 
 @pytest.mark.parametrize(
@@ -174,6 +179,8 @@ def test_parse_rejects_contract_violations(one_of_each, mutate, kind):
     j = parse_judgment("pacejudge", _row(o), r)
     assert j["parse_ok"] is False and j["parse_error_kind"] == kind, j["parse_error"]
     assert all(j[k] is None for k in JUDGMENT_FIELDS), "nothing is kept from a rejected answer"
+    out = P.PROTOCOLS["pacejudge"].parse(_row(o), r)
+    assert isinstance(out, ParseFailure) and out.stage == ("rule" if kind == "evidence_outside_pool" else "contract")
 
 
 def test_parse_rejects_invalid_json_truncation_and_call_errors(one_of_each):

@@ -449,8 +449,9 @@ class FakeGateway:
 
     def run(self, calls, run_id, desc=None):
         self.calls += calls
-        return [{"status": "ok", "parsed": self.parsed, "prompt_tokens": 10, "completion_tokens": 5, "cost_usd": 0.001,
-                 "cache_hit": False, "parse_error": None, "error": None} for _ in calls]  # fmt: skip
+        return [{"status": "ok", "parsed": self.parsed, "raw_output": json.dumps(self.parsed), "prompt_tokens": 10,
+                 "completion_tokens": 5, "cost_usd": 0.001, "cache_hit": False, "parse_error": None, "error": None}
+                for _ in calls]  # fmt: skip
 
 
 def test_fake_gateway_score_out_of_range_is_a_parse_error():
@@ -460,11 +461,14 @@ def test_fake_gateway_score_out_of_range_is_a_parse_error():
     c = gw.calls[0]
     assert c["params"] == {"max_tokens": 77, "temperature": 0} and [x["repeat"] for x in gw.calls] == [0, 1]
     assert c["schema"]["properties"]["reasoning"]["maxLength"] == 1500
-    assert score_from_row({"status": "ok", "parsed": {"reasoning": "", "score": 0.25}})["score"] == 0.25
+    def row(parsed):  # the judge parses the raw output again, against the contract
+        return {"status": "ok", "raw_output": json.dumps(parsed)}
+
+    assert score_from_row(row({"reasoning": "", "score": 0.25}))["score"] == 0.25
     for bad in (-0.1, True, "0.5", float("nan"), None):
-        r = score_from_row({"status": "ok", "parsed": {"reasoning": "", "score": bad}})
+        r = score_from_row(row({"reasoning": "", "score": bad}))
         assert r["status"] == "parse_error" and math.isnan(r["score"]), bad
-    assert score_from_row({"status": "ok", "parsed": {"reasoning": "x"}})["status"] == "parse_error"
+    assert score_from_row(row({"reasoning": "x"}))["status"] == "parse_error"
     err = score_from_row({"status": "error", "error": "Timeout"})
     assert err["status"] == "error" and math.isnan(err["score"]) and err["error"] == "Timeout"
     nt = score_rollouts([tool_rollout()], CRITERIA, [{"backbone": "m", "params": {"temperature": None}}], runs=1,

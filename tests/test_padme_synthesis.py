@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest, wilcoxon
 
+from shopbench.judging import Judge, Judgment, ParseFailure, get_judge
 from shopbench.padme.cascade import PairStore, StoreError, run_cascade, slot_of_better
 from shopbench.padme.cells import Cell, contrast_counts, make_cells
 from shopbench.padme.criteria import DEFAULT_CRITERIA, CriteriaError, load_criteria
@@ -26,7 +27,13 @@ from shopbench.padme.dataset import (
     to_annotation_pairs,
     write_pairs_dataset,
 )
-from shopbench.padme.filters import HeuristicFilterJudge, LLMFilterJudge, render_trajectory, shared_context
+from shopbench.padme.filters import (
+    HeuristicFilterJudge,
+    LLMFilterJudge,
+    render_trajectory,
+    shared_context,
+    vote_fields,
+)
 from shopbench.padme.heuristics import criterion_score
 from shopbench.padme.steering import ScriptedSteering, SteeringError, WriteSteer, validate_steering
 from shopbench.padme.tables import (
@@ -119,13 +126,15 @@ class ScriptJudge:
         self.asked: list[tuple] = []
         self.batches = 0
 
-    def judge_pairs(self, items):
+    def judge(self, items):
         self.batches += 1
         out = []
         for pid, x1, x2, _ in items:
             self.asked.append((pid, x1.rollout_id, x2.rollout_id))
             c = self.decide(pid, x1, x2)
-            out.append((c, None if c else "unparseable", json.dumps({"c": c})))
+            raw = json.dumps({"c": c})
+            out.append(Judgment(self.name, pid, c, raw) if c else ParseFailure(self.name, pid, "unparseable",
+                                                                              "contract_violation", raw))
         return out
 
 
@@ -335,13 +344,14 @@ def test_heuristic_filter_judge_prefers_content_ties_slot1_noise_seeded():
     good = FakeSource(0).rollout(task, FRIENDLY, "good", "s", CTX, 0)
     bad = FakeSource(0).rollout(task, FRIENDLY, "bad", "s", CTX, 0)
     j = HeuristicFilterJudge("h")
-    assert [c for c, _, _ in j.judge_pairs([("p", good, bad, FRIENDLY), ("p", bad, good, FRIENDLY),
-                                            ("p", good, good, FRIENDLY)])] == [1, 2, 1]  # fmt: skip
+    assert isinstance(j, Judge)
+    out = j.judge([("p", good, bad, FRIENDLY), ("p", bad, good, FRIENDLY), ("p", good, good, FRIENDLY)])
+    assert [o.value for o in out] == [1, 2, 1] and all(isinstance(o, Judgment) for o in out)
     noisy = HeuristicFilterJudge("h", noise=0.5, seed=3)
     items = [(f"p{i}", good, bad, FRIENDLY) for i in range(40)]
-    a, b = noisy.judge_pairs(items), noisy.judge_pairs(items)
-    assert a == b and 5 < sum(c == 2 for c, _, _ in a) < 35
-    assert HeuristicFilterJudge("h", noise=1.0).judge_pairs(items[:1])[0][0] == 2
+    a, b = noisy.judge(items), noisy.judge(items)
+    assert a == b and 5 < sum(o.value == 2 for o in a) < 35
+    assert HeuristicFilterJudge("h", noise=1.0).judge(items[:1])[0].value == 2
 
 
 def test_llm_filter_judge_through_gateway(tmp_path):
@@ -352,11 +362,12 @@ def test_llm_filter_judge_through_gateway(tmp_path):
         FakeSource(0).rollout(task, CLEAR, lvl, f"SECRET-{lvl} instruction", CTX, 0)
         for lvl in ("bad", "good")
     ]
-    text = j.messages(x[0], x[1], CLEAR)[0]["content"]
+    assert isinstance(j, Judge) and j.spec is get_judge("padme_filter")
+    text = j.spec.render(("p", x[0], x[1], CLEAR))[0]["content"]
     assert "SECRET" not in text and "<behaviour>" not in text and "Policy: be correct" in text
     assert CLEAR.description in text and text.index("ERR_RET-7") < text.index("I'm so sorry")
     items = [(f"p{i}", x[i % 2], x[1 - i % 2], CLEAR) for i in range(6)]
-    out = j.judge_pairs(items)
+    out = [vote_fields(o) for o in j.judge(items)]
     assert len(out) == 6 and all(c in (1, 2) and e is None for c, e, _ in out)
     assert len(gw.log(j.run_id)) == 6  # one gateway.run for the stage
     # in the cascade: choices in {1, 2}, parse failures (none with the sampler) would count as vetoes
@@ -369,7 +380,7 @@ def test_llm_filter_judge_through_gateway(tmp_path):
     )
     # a judge that ignores the contract: every answer is a parse error, i.e. a veto
     broken = LLMFilterJudge(gw, "local/padme-test-not-json")
-    out = broken.judge_pairs(items[:2])
+    out = [vote_fields(o) for o in broken.judge(items[:2])]
     assert [c for c, _, _ in out] == [None, None] and all("invalid JSON" in e for _, e, _ in out)
     res = run(cells_of(3), [broken], gateway=gw, retries=0)
     assert not res.kept and all(p.votes[0].parse_error and not p.votes[0].agrees for p in res.pairs)

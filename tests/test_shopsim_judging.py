@@ -472,12 +472,18 @@ class FakeGateway:
 
 
 def ok(parsed):
-    return {"status": "ok", "parsed": parsed}
+    """A gateway row: the judge re-parses ``raw_output`` against the question's contract."""
+    return {"status": "ok", "parsed": parsed, "raw_output": json.dumps(parsed)}
 
 
 def test_out_of_range_score_is_a_judge_error():
+    # the contract (score ≤ 5) rejects it, as the gateway does: the message names the stage and the reason
     j = LLMJudge(FakeGateway(ok({"rationale": "fine", "applicable": True, "score": 7})), "fake")
-    with pytest.raises(JudgeError, match="score must be an integer in 1..5, got 7"):
+    with pytest.raises(JudgeError, match="rubric/clarification: llm:fake parse_error: .*maximum of 5"):
+        j.rubric("clarification", shopping(), PRODUCTS)
+    # a rule the schema cannot state (a null score on an applicable rubric) is the judge's own check
+    j = LLMJudge(FakeGateway(ok({"rationale": "fine", "applicable": True, "score": None})), "fake")
+    with pytest.raises(JudgeError, match="score must be an integer in 1..5, got None"):
         j.rubric("clarification", shopping(), PRODUCTS)
 
 
@@ -510,7 +516,7 @@ def test_malformed_rubric_outputs_raise(parsed, why):
 
 def test_gateway_failure_row_is_a_judge_error_and_errors_dict_collects_it():
     gw = FakeGateway(
-        *[{"status": "parse_error", "parse_error": "invalid JSON at char 0", "parsed": None}] * 12
+        *[{"status": "parse_error", "parse_error": "invalid JSON at char 0", "parsed": None, "raw_output": "{oops"}] * 12
     )
     errors: dict[str, str] = {}
 
@@ -545,8 +551,8 @@ def test_llm_claims_are_validated_and_resolved():
         ("attribute", None, True)]  # fmt: skip
     checks = verify_claims(tr, PRODUCTS, got, j)  # only the catalog product's attribute reaches the judge
     assert [c.label for c in checks] == ["contradicted", "correct", "ok", "ungrounded"]
-    bad_turn = dict(claims[0], turn=3)  # turn 3 has no assistant message
-    with pytest.raises(JudgeError, match="turn 3 has no assistant message"):
+    bad_turn = dict(claims[0], turn=3)  # turn 3 has no assistant message: the trial's contract says so
+    with pytest.raises(JudgeError, match=r"claims: llm:fake parse_error: .*claims/0/turn: 3 is not one of"):
         LLMJudge(FakeGateway(ok({"claims": [bad_turn]})), "fake").extract_claims(tr, PRODUCTS)
     mismatched = dict(claims[1], kind="added")
     with pytest.raises(JudgeError, match="numeric claim's kind"):

@@ -1,7 +1,7 @@
 """Judge protocols, parsing and the judge sweep (seed 000, §4, §5.1, Appendices C.3, D.4, E.1).
 
-- :mod:`.protocols`: the protocol registry (prompt file + output contract + native PACE targets),
-  the D.4 input bundle, prompt rendering and its inverse.
+- :mod:`.protocols`: the eight protocols, each a :class:`shopbench.judging.JudgeSpec` (prompt file
+  + output contract + native PACE targets), the D.4 input bundle, prompt rendering and its inverse.
 - :mod:`.parse`: a gateway row → the common judgment fields; parse failures are data.
 - :mod:`.deterministic`: ``local/checks``, ``local/always-bad``, ``local/random`` (registered on
   import): baselines that see nothing but the prompt.

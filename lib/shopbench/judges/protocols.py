@@ -56,17 +56,17 @@ import hashlib
 import json
 import re
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from statistics import fmean
 from typing import Any
 
 from ..context import Prompt
+from ..judging import Invalid, JudgeSpec, judge
 from ..paceshop import taxonomy
 from ..paceshop.response_xml import to_struct_json
 from ..paceshop.schema import Record
-from ..paths import strip_header  # re-exported: judges strip their templates' headers
 
 # ---- closed label sets -------------------------------------------------------------------------
 NONE = "NONE"
@@ -271,9 +271,27 @@ def _etapp_to_contract(p: Mapping[str, Any]) -> dict:
 
 
 # ---- the protocol registry ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class Protocol:
-    """One judge protocol.
+# the judgment fields of the run table: the common contract with ``overall_bad_probability`` named
+# ``bad_prob`` (shopbench.judges.parse)
+JUDGMENT_FIELDS: tuple[str, ...] = (
+    "verdict", "bad_prob", "overall_quality", "persona_alignment", "component_consistency",
+    "evidence_grounding", "format_safety", "defect_family", "defect_location", "supporting_evidence_ids",
+    "confidence", "rationale",
+)  # fmt: skip
+_RENAME = {"overall_bad_probability": "bad_prob"}
+
+
+def _candidate_ids(record: Record | Iterable[str] | None) -> set[str] | None:
+    if record is None:
+        return None
+    if isinstance(record, Record):
+        return set(record.candidate_evidence_ids)
+    return set(record)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Protocol(JudgeSpec[Any, dict]):  # items: a Record (parse: its candidate ids or None too)
+    """One judge protocol: a :class:`~shopbench.judging.JudgeSpec` over PACEShop records.
 
     ``prompt`` is the file stem in ``prompts/``; ``contract`` the JSON schema the call's output must
     satisfy (native for the single-target baselines); ``targets`` the native PACE targets;
@@ -281,18 +299,16 @@ class Protocol:
     ``None``); ``pinned`` the neutral values the paper pins off-target axes to (C.3.2: "pinned to a
     neutral 3.0"), exposed for metrics that need them (e.g. Tab. 4's target-triage conjunct) but
     never written into the run table; ``families`` the closed family set (``NONE`` included).
-    """
 
-    name: str
-    prompt: str
+    The item of :meth:`slots` is the record; the item of :meth:`parse` is the record, its candidate
+    evidence ids, or ``None`` (the Ŝ ⊆ E check is then skipped)."""
+
     contract: dict
-    targets: frozenset[str]
+    targets: frozenset[str] = frozenset()
     families: tuple[str, ...] = FAMILY_LABELS
     off_target: tuple[str, ...] = ()
     pinned: Mapping[str, float] = field(default_factory=dict)
     persona_visible: bool = True
-    source: str = ""
-    max_tokens: int = 1024
     converter: Callable[[Mapping[str, Any]], dict] | None = None
 
     @property
@@ -306,6 +322,37 @@ class Protocol:
         d = _common(parsed) if self.converter is None else self.converter(parsed)
         return _blank(d, self.off_target)
 
+    def slots(self, item: Record) -> dict[str, str]:
+        """Every slot value the prompt may use: the bundle (persona withheld for persona-blind
+        protocols) plus the closed label sets and the contract."""
+        s = bundle(item)
+        if not self.persona_visible:
+            s["persona_json"] = PERSONA_OMITTED
+        s["allowed_defect_labels"] = _dumps(list(self.families))
+        s["allowed_location_labels"] = _dumps(list(LOCATION_LABELS))
+        s["prompt_contract_json"] = _dumps(self.contract)
+        return s
+
+    def interpret(self, value: Any, item: Record | Iterable[str] | None) -> dict:
+        """The run table's judgment fields (:data:`JUDGMENT_FIELDS`) of a contract-valid answer;
+        D.4 rule (iii) "supporting_evidence_ids must be a subset of candidate_evidence_ids_json (no
+        invented IDs)" is checked against the record."""
+        common = self.to_contract(value)
+        pool, ids = _candidate_ids(item), common.get("supporting_evidence_ids")
+        if pool is not None and ids:
+            outside = [i for i in ids if i not in pool]
+            if outside:
+                shown = ", ".join(repr(i) for i in outside[:3]) + (" …" if len(outside) > 3 else "")
+                raise Invalid(f"evidence ids outside the candidate pool ({len(outside)} of {len(ids)}): {shown}",
+                              "evidence_outside_pool")  # fmt: skip
+        out = {_RENAME.get(k, k): v for k, v in common.items()}
+        return {k: out.get(k) for k in JUDGMENT_FIELDS}
+
+
+def _protocol(name: str, contract: dict, targets: frozenset[str], **kw: Any) -> Protocol:
+    return Protocol(name=name, prompt=f"judge_{name}", contract=contract, schema_name=f"judge_{name}",
+                    targets=targets, **kw)  # fmt: skip
+
 
 _OFF_ARES = ("overall_bad_probability", "overall_quality", "persona_alignment", "component_consistency",
              "format_safety", "confidence")  # fmt: skip
@@ -315,80 +362,37 @@ _OFF_ETAPP = ("overall_bad_probability", "overall_quality", "persona_alignment",
               "evidence_grounding")  # fmt: skip
 ALL_TARGETS = frozenset("PACE")
 
-PROTOCOLS: dict[str, Protocol] = {
-    p.name: p
-    for p in (
-        Protocol("pacejudge", "judge_pacejudge", PACE_CONTRACT, ALL_TARGETS, source="D.4"),
-        Protocol(
-            "geval", "judge_geval", PACE_CONTRACT, ALL_TARGETS, source="C.3.1 G-Eval-style rubric judge [8]"
-        ),
-        Protocol(
-            "mtbench_scalar_first",
-            "judge_mtbench_scalar_first",
-            PACE_CONTRACT,
-            ALL_TARGETS,
-            source="C.3.1 scalar-first judge (MT-Bench style) [19]",
-        ),
+@judge
+def pace_protocols() -> list[Protocol]:
+    """The eight protocols of Tables 18-19, registered by name."""
+    return [
+        _protocol("pacejudge", PACE_CONTRACT, ALL_TARGETS, source="D.4"),
+        _protocol("geval", PACE_CONTRACT, ALL_TARGETS, source="C.3.1 G-Eval-style rubric judge [8]"),
+        _protocol("mtbench_scalar_first", PACE_CONTRACT, ALL_TARGETS,
+                  source="C.3.1 scalar-first judge (MT-Bench style) [19]"),
         # Table 18: persona-blind scores "–" on S1; the persona axis it still emits (shared contract)
         # was produced without the persona, so it is reported "–" as well
-        Protocol(
-            "persona_blind",
-            "judge_persona_blind",
-            PACE_CONTRACT,
-            frozenset("ACE"),
-            off_target=("persona_alignment",),
-            persona_visible=False,
-            source="C.3.1 persona-blind ablation",
-        ),
-        Protocol(
-            "persona_aware_generic",
-            "judge_persona_aware_generic",
-            PACE_CONTRACT,
-            ALL_TARGETS,
-            source="C.3.1 persona-aware generic rubric",
-        ),
-        Protocol(
-            "ares",
-            "judge_ares",
-            ARES_CONTRACT,
-            frozenset("E"),
-            families=(*E_FAMILIES, NONE),
-            off_target=_OFF_ARES,
-            source="C.3.2 ARES-style grounding judge [12]",
-            pinned={
-                "persona_alignment": PINNED_AXIS,
-                "component_consistency": PINNED_AXIS,
-                "format_safety": PINNED_AXIS,
-            },
-            converter=_ares_to_contract,
-        ),  # fmt: skip
-        Protocol(
-            "personalens",
-            "judge_personalens",
-            PERSONALENS_CONTRACT,
-            frozenset("P"),
-            families=(*P_FAMILIES, NONE),
-            off_target=_OFF_PERSONALENS,
-            source="C.3.2 PersonaLens-style personalization judge [18]",
-            pinned={"component_consistency": PINNED_AXIS, "evidence_grounding": PINNED_AXIS},
-            converter=_personalens_to_contract,
-        ),  # fmt: skip
-        Protocol(
-            "etapp",
-            "judge_etapp",
-            ETAPP_CONTRACT,
-            frozenset("A"),
-            off_target=_OFF_ETAPP,
-            source="C.3.2 EtaPP-style actionable key-point judge [5]",
-            pinned={
-                "persona_alignment": PINNED_AXIS,
-                "component_consistency": PINNED_AXIS,
-                "evidence_grounding": PINNED_AXIS,
-            },
-            converter=_etapp_to_contract,
-        ),  # fmt: skip
-    )
-}
+        _protocol("persona_blind", PACE_CONTRACT, frozenset("ACE"), off_target=("persona_alignment",),
+                  persona_visible=False, source="C.3.1 persona-blind ablation"),
+        _protocol("persona_aware_generic", PACE_CONTRACT, ALL_TARGETS, source="C.3.1 persona-aware generic rubric"),
+        _protocol("ares", ARES_CONTRACT, frozenset("E"), families=(*E_FAMILIES, NONE), off_target=_OFF_ARES,
+                  source="C.3.2 ARES-style grounding judge [12]",
+                  pinned={"persona_alignment": PINNED_AXIS, "component_consistency": PINNED_AXIS,
+                          "format_safety": PINNED_AXIS},
+                  converter=_ares_to_contract),
+        _protocol("personalens", PERSONALENS_CONTRACT, frozenset("P"), families=(*P_FAMILIES, NONE),
+                  off_target=_OFF_PERSONALENS, source="C.3.2 PersonaLens-style personalization judge [18]",
+                  pinned={"component_consistency": PINNED_AXIS, "evidence_grounding": PINNED_AXIS},
+                  converter=_personalens_to_contract),
+        _protocol("etapp", ETAPP_CONTRACT, frozenset("A"), off_target=_OFF_ETAPP,
+                  source="C.3.2 EtaPP-style actionable key-point judge [5]",
+                  pinned={"persona_alignment": PINNED_AXIS, "component_consistency": PINNED_AXIS,
+                          "evidence_grounding": PINNED_AXIS},
+                  converter=_etapp_to_contract),
+    ]  # fmt: skip
+
+
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in pace_protocols()}
 RUBRIC_ABLATIONS = ("geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic")
 SINGLE_TARGET = ("ares", "personalens", "etapp")
 
@@ -403,26 +407,11 @@ def get_protocol(protocol: str | Protocol) -> Protocol:
 
 
 # ---- templates ---------------------------------------------------------------------------------
-@cache
-def _template_file(stem: str) -> tuple[str, str]:
-    from ..paths import PROMPTS_DIR
-
-    path = PROMPTS_DIR / f"{stem}.txt"
-    if not path.exists():
-        raise FileNotFoundError(f"no prompt file {path}; every judge protocol needs prompts/{stem}.txt")
-    text = path.read_text(encoding="utf-8")
-    return text, hashlib.sha256(text.encode()).hexdigest()
-
-
 def template(protocol: str | Protocol, ctx=None) -> Prompt:
-    """The protocol's prompt (header comments stripped). With a run context, the file is loaded
-    through ``ctx.prompt`` so the notebook's provenance records it."""
-    p = get_protocol(protocol)
-    if ctx is not None:
-        pr = ctx.prompt(p.prompt)
-        return Prompt(pr.name, strip_header(pr.text), pr.sha256)
-    text, sha = _template_file(p.prompt)
-    return Prompt(p.prompt, strip_header(text), sha)
+    """The protocol's prompt (header comments stripped), read by the one prompt loader
+    (:func:`shopbench.judging.load_template`); with a run context its hash goes into the
+    notebook's provenance."""
+    return get_protocol(protocol).template(ctx)
 
 
 def slot_names(protocol: str | Protocol) -> list[str]:
@@ -490,28 +479,14 @@ def bundle(record: Record) -> dict[str, str]:
 
 
 def slots(protocol: str | Protocol, record: Record) -> dict[str, str]:
-    """Every slot value the protocol's prompt may use: the bundle (persona withheld for
-    persona-blind protocols) plus the closed label sets and the contract."""
-    p = get_protocol(protocol)
-    s = bundle(record)
-    if not p.persona_visible:
-        s["persona_json"] = PERSONA_OMITTED
-    s["allowed_defect_labels"] = _dumps(list(p.families))
-    s["allowed_location_labels"] = _dumps(list(LOCATION_LABELS))
-    s["prompt_contract_json"] = _dumps(p.contract)
-    return s
-
-
-def render(protocol: str | Protocol, record: Record, ctx=None) -> str:
-    p = get_protocol(protocol)
-    t = template(p, ctx)
-    values = slots(p, record)
-    return t.render(**{k: values[k] for k in slot_names(p)})
+    """Every slot value the protocol's prompt may use (:meth:`Protocol.slots`)."""
+    return get_protocol(protocol).slots(record)
 
 
 def messages(protocol: str | Protocol, record: Record, ctx=None) -> list[dict]:
     """The chat messages of one judge call: a single user message holding the rendered prompt."""
-    return [{"role": "user", "content": render(protocol, record, ctx)}]
+    p = get_protocol(protocol)
+    return p.render(record, p.template(ctx))
 
 
 # ---- inverting a rendered prompt (deterministic judges) ----------------------------------------

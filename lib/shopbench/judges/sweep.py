@@ -35,7 +35,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..llm import Backbone, Call
+from ..judging import resolve_backbone
+from ..llm import Call
 from ..paceshop.schema import Record
 from . import deterministic as _deterministic  # noqa: F401 - registers the local/… judges
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, STATUS_FIELDS, parse_judgment
@@ -62,12 +63,6 @@ def split_item_id(item: str) -> tuple[str, str, str, int]:
     return protocol, backbone, record_id, int(rep)
 
 
-def _backbone(gateway, name: str) -> str | Backbone:
-    """A configured backbone by name; an unconfigured name is taken as a litellm model name
-    (``local/rules``, ``llamacpp/…``)."""
-    return name if name in getattr(gateway, "backbones", {}) else Backbone(name=name, model=name)
-
-
 def build_calls(
     gateway,
     protocols: Sequence[str],
@@ -91,15 +86,13 @@ def build_calls(
         if ctx is not None:
             template(p, ctx)  # records the prompt file's hash in the notebook's provenance
         msgs = {r.record_id: messages(p, r) for r in records}
+        params = p.params(max_tokens)
         for b in backbones:
-            bb = _backbone(gateway, b)
+            bb = resolve_backbone(gateway, b)  # an unconfigured name is a litellm model name (local/rules)
             for r in records:
                 for k in range(repeats):
-                    calls.append(gateway.call(
-                        bb, item_id(p.name, b, r.record_id, k), msgs[r.record_id],
-                        params={"temperature": 0, "max_tokens": max_tokens or p.max_tokens},
-                        schema=p.contract, schema_name=f"judge_{p.name}", repeat=k,
-                    ))  # fmt: skip
+                    calls.append(p.call(gateway, bb, r, item_id=item_id(p.name, b, r.record_id, k), repeat=k,
+                                        params=dict(params), messages=msgs[r.record_id]))  # fmt: skip
     return calls
 
 

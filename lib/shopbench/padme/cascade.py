@@ -29,7 +29,7 @@ is written once per cell (all three levels in one WriteSteer call, H.2) and reus
 
 Implementation notes:
 
-* Batching. All cells' attempt r is rolled out, then judged stage by stage: one ``judge_pairs`` call
+* Batching. All cells' attempt r is rolled out, then judged stage by stage: one ``judge`` call
   per stage per attempt round (an LLM judge sends the whole stage in one concurrent
   ``gateway.run``). Each pair still meets J_1, …, J_K in order and a veto stops it; only cells
   without a kept pair enter round r + 1 — the semantics of Algorithm 1.
@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shopbench.padme.cells import Cell
+from shopbench.padme.filters import vote_fields
 from shopbench.padme.steering import SteeringError
 from shopbench.padme.types import LEVELS, Context, Pair, Rollout, Vote, contrast_name
 
@@ -241,7 +242,7 @@ def run_cascade(cells: Sequence[Cell], source, steering, judges: Sequence, conte
     ``source``: a trajectory source (``rollout(task, criterion, level, steering, context, attempt,
     gateway=None) -> Rollout``); ``steering``: :class:`~shopbench.padme.steering.WriteSteer` or
     :class:`~shopbench.padme.steering.ScriptedSteering`; ``judges``: J_1, …, J_K (``name`` and
-    ``judge_pairs``); ``context``: θ, shared by all rollouts; ``retries``: R; ``store``: a
+    ``judge(items)``, a :class:`shopbench.judging.Judge`); ``context``: θ, shared by all rollouts; ``retries``: R; ``store``: a
     :class:`PairStore` (or its path) to resume from and append to; ``workers``: rollouts run in
     this many threads (results are collected in cell order, so the result does not depend on it).
     """
@@ -352,7 +353,7 @@ def run_cascade(cells: Sequence[Cell], source, steering, judges: Sequence, conte
                 items.append((p.pair_id, x1, x2, crit_of[p.pair_id]))
                 slots.append(b)
             asked = items + ([(pid, x2, x1, c) for pid, x1, x2, c in items] if order_swap else [])
-            answers = list(judge.judge_pairs(asked))
+            answers = [vote_fields(o) for o in judge.judge(asked)]
             if len(answers) != len(asked):
                 raise RuntimeError(
                     f"filter judge {judge.name!r} answered {len(answers)} of {len(asked)} items"

@@ -63,16 +63,28 @@ model). A profile gives evaluators under ``padme.evaluators`` (:func:`evaluators
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..judging import (
+    Invalid,
+    Judge,
+    JudgeSpec,
+    Judgment,
+    ModelJudge,
+    Outcome,
+    cut,
+    judge,
+    render,
+    steps,
+    text_of,
+)
 from .types import Criterion, Rollout
 
 PROMPT_NAME = "padme_evaluator"
@@ -127,6 +139,16 @@ class EvaluatorSpec:
         if not self.is_heuristic:
             names.add(self.backbone)
         return frozenset(names)
+
+    def judge(self, gateway=None, run_id: str = "padme-meta-eval", max_tokens: int = DEFAULT_MAX_TOKENS, *,
+              seed: int = 0, template: str | None = None) -> Judge:  # fmt: skip
+        """This evaluator as a judge: :class:`HeuristicEvaluator`, or :data:`EVALUATOR_JUDGE` asked of
+        the backbone (run id ``f"{run_id}-{name}"``, temperature 0 unless ``params`` say otherwise)."""
+        if self.is_heuristic:
+            return HeuristicEvaluator(self.name, seed)
+        return ModelJudge(EVALUATOR_JUDGE, gateway, self.backbone, f"{run_id}-{self.name}", name=self.name,
+                          params=EVALUATOR_JUDGE.params(max_tokens, **self.params), template=template,
+                          desc=f"evaluator {self.name}")  # fmt: skip
 
 
 def _p(total, active, open_weight, reasoning, context_k, release, family) -> dict:
@@ -336,78 +358,16 @@ def paper_table18() -> pd.DataFrame:
 _BEHAVIOUR = re.compile(r"<behaviour>.*?</behaviour>", re.S)
 
 
-def _text(content) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
-def _cut(text: str, limit: int) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more chars]"
-
-
-def _calls(m: dict) -> list[tuple[str, Any]]:
-    out = []
-    for c in m.get("tool_calls") or []:
-        if not isinstance(c, dict):
-            continue
-        fn = c.get("function") if isinstance(c.get("function"), dict) else c
-        args = fn.get("arguments", {})
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError:
-                pass
-        out.append((str(fn.get("name") or "?"), args))
-    return out
-
-
-def _call_text(name: str, args: Any, limit: int) -> str:
-    if isinstance(args, dict):
-        inner = ", ".join(
-            f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}" for k, v in args.items()
-        )
-    else:
-        inner = str(args)
-    return f"{name}({_cut(inner, limit)})"
-
-
 def render_trajectory(rollout: Rollout, max_result_chars: int = 600, max_args_chars: int = 300) -> str:
-    """The conversation as numbered turns for the H.5 ``{response}`` slot.
+    """The conversation as numbered turns for the H.5 ``{response}`` slot (the one renderer,
+    :func:`shopbench.judging.render`, style ``"numbered"``).
 
     Each customer and agent message is a numbered turn; an agent's tool calls follow as
     ``Agent calls name(k=v, ...)`` and each tool message as ``Tool result -> ...`` (whitespace
     collapsed, values longer than the limits cut with a note). The system prompt is not part of the
     conversation (it goes to :func:`reference_documents`)."""
-    lines: list[str] = []
-    turn = 0
-    for m in rollout.messages:
-        role = m.get("role")
-        if role == "system":
-            continue
-        if role == "user":
-            turn += 1
-            lines.append(f"[{turn}] Customer: {_text(m.get('content')).strip()}")
-        elif role == "assistant":
-            turn += 1
-            text = _text(m.get("content")).strip()
-            calls = _calls(m)
-            if text or not calls:
-                lines.append(f"[{turn}] Agent: {text}".rstrip())
-                lines += [f"    Agent calls {_call_text(n, a, max_args_chars)}" for n, a in calls]
-            else:
-                lines.append(f"[{turn}] Agent calls {_call_text(*calls[0], max_args_chars)}")
-                lines += [f"    Agent calls {_call_text(n, a, max_args_chars)}" for n, a in calls[1:]]
-        elif role == "tool":
-            lines.append(f"    Tool result -> {_cut(_text(m.get('content')), max_result_chars)}")
-        else:
-            raise ValueError(f"rollout {rollout.rollout_id}: message with unknown role {role!r}")
-    return "\n".join(lines)
+    return render(rollout, "numbered", max_chars=max_result_chars, max_args_chars=max_args_chars,
+                  where=f"rollout {rollout.rollout_id}")  # fmt: skip
 
 
 def _tool_line(t: Any) -> str:
@@ -417,7 +377,7 @@ def _tool_line(t: Any) -> str:
     params = fn.get("parameters") or {}
     req = set(params.get("required") or [])
     args = ", ".join(k if k in req else f"{k}?" for k in (params.get("properties") or {}))
-    desc = _cut(str(fn.get("description") or "").split("\n")[0], 200)
+    desc = cut(str(fn.get("description") or "").split("\n")[0], 200)
     return f"- {fn.get('name', '?')}({args})" + (f": {desc}" if desc else "")
 
 
@@ -428,7 +388,7 @@ def reference_documents(rollout: Rollout, tools: Sequence | None = None) -> str:
     removed (an unbalanced tag is an error: the steering must not reach the evaluator). Tools are
     ``tools`` or ``rollout.meta["tools"]`` (OpenAI tool schemas or names); without either, the
     names of the tools the agent called are listed."""
-    system = "\n\n".join(_text(m.get("content")) for m in rollout.messages if m.get("role") == "system")
+    system = "\n\n".join(text_of(m.get("content")) for m in rollout.messages if m.get("role") == "system")
     policy = _BEHAVIOUR.sub("", system).strip()
     if "<behaviour>" in policy or "</behaviour>" in policy:
         raise ValueError(f"rollout {rollout.rollout_id}: unbalanced <behaviour> block in the system prompt; "
@@ -438,7 +398,7 @@ def reference_documents(rollout: Rollout, tools: Sequence | None = None) -> str:
     if tools:
         parts.append("Tools:\n" + "\n".join(_tool_line(t) for t in tools))
     else:
-        called = sorted({n for m in rollout.messages if m.get("role") == "assistant" for n, _ in _calls(m)})
+        called = sorted({str(c.name or "?") for st in steps(rollout) if st.role == "assistant" for c in st.calls})
         if called:
             parts.append("Tools the agent called: " + ", ".join(called))
     if policy:
@@ -446,50 +406,89 @@ def reference_documents(rollout: Rollout, tools: Sequence | None = None) -> str:
     return "\n\n".join(parts) or "(none)"
 
 
-def load_prompt() -> str:
-    from ..paths import PROMPTS_DIR
+# ---- the H.5 judge ---------------------------------------------------------------------------------
+EvalItem = tuple[Rollout, Criterion, int]  # (trajectory, criterion, run)
 
-    path = PROMPTS_DIR / f"{PROMPT_NAME}.txt"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path}: the H.5 evaluator prompt is missing (restore it from the repository)"
-        )
-    return path.read_text(encoding="utf-8")
+
+@dataclass(frozen=True)
+class EvaluatorScore:
+    """One parsed H.5 answer: f(x; c) ∈ [0, 1] and the evaluator's reasoning."""
+
+    score: float
+    reasoning: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluatorJudgeSpec(JudgeSpec[Any, EvaluatorScore]):  # items: EvalItem (None when parsing a bare row)
+    """H.5: one trajectory (run ``r`` is the call's repeat index) → a score in [0, 1]. The range is
+    checked here because local grammars do not enforce numeric bounds."""
+
+    max_result_chars: int = 600
+    max_args_chars: int = 300
+
+    def item_id(self, item: EvalItem) -> str:
+        return item[0].rollout_id
+
+    def repeat(self, item: EvalItem) -> int:
+        return item[2]
+
+    def slots(self, item: EvalItem) -> dict:
+        rollout, criterion, _ = item
+        return {"criterion_name": criterion.name, "criterion_description": criterion.description,
+                "prompt": reference_documents(rollout),
+                "response": render_trajectory(rollout, self.max_result_chars, self.max_args_chars)}  # fmt: skip
+
+    def interpret(self, value: Any, item: EvalItem | None) -> EvaluatorScore:
+        if not isinstance(value, Mapping) or "score" not in value:
+            raise Invalid(f"no 'score' in the output: {value!r}"[:300])
+        s, reasoning = value["score"], value.get("reasoning")
+        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
+            raise Invalid(f"score is not a finite number: {s!r}")
+        if not 0.0 <= s <= 1.0:
+            raise Invalid(f"score {s!r} outside [0, 1]")
+        return EvaluatorScore(float(s), reasoning if isinstance(reasoning, str) else None)
+
+
+@judge
+def padme_evaluator() -> EvaluatorJudgeSpec:
+    return EvaluatorJudgeSpec(name="padme_evaluator", prompt=PROMPT_NAME, contract=SCORE_SCHEMA,
+                              schema_name="evaluation", max_tokens=DEFAULT_MAX_TOKENS, source="seed 003 H.5")  # fmt: skip
+
+
+EVALUATOR_JUDGE = padme_evaluator()
 
 
 def evaluator_messages(
-    rollout: Rollout, criterion: Criterion, template: str | None = None, **render
+    rollout: Rollout, criterion: Criterion, template: str | None = None, **render_limits
 ) -> list[dict]:
-    """The H.5 prompt for one trajectory, as a single user message."""
-    text = (template or load_prompt()).format(
-        criterion_name=criterion.name, criterion_description=criterion.description,
-        prompt=reference_documents(rollout), response=render_trajectory(rollout, **render),
-    )  # fmt: skip
-    return [{"role": "user", "content": text}]
+    """The H.5 prompt for one trajectory, as a single user message (``render_limits``:
+    ``max_result_chars``, ``max_args_chars``)."""
+    spec = replace(EVALUATOR_JUDGE, **render_limits) if render_limits else EVALUATOR_JUDGE
+    return spec.render((rollout, criterion, 0), template)
 
 
 # ---- scoring --------------------------------------------------------------------------------------
+def _score_fields(outcome: Outcome) -> dict:
+    if isinstance(outcome, Judgment):
+        return {"score": outcome.value.score, "status": "ok", "parse_error": None, "error": None,
+                "reasoning": outcome.value.reasoning}  # fmt: skip
+    if outcome.call_error:
+        return {"score": np.nan, "status": "error", "parse_error": None,
+                "error": outcome.reason.removeprefix("call error: "), "reasoning": None}  # fmt: skip
+    why = outcome.parsed.get("reasoning") if isinstance(outcome.parsed, Mapping) else None
+    return {"score": np.nan, "status": "parse_error", "parse_error": outcome.reason, "error": None,
+            "reasoning": why if isinstance(why, str) else None}  # fmt: skip
+
+
 def score_from_row(row: Mapping) -> dict:
-    """Score, status, parse error and reasoning from one gateway row; the score must be a number in
-    [0, 1] (a bool, a string, NaN or a value outside the range is a parse failure with a reason)."""
+    """Score, status, parse error and reasoning from one gateway row, parsed by :data:`EVALUATOR_JUDGE`:
+    the score must be a number in [0, 1] (a bool, a string, NaN or a value outside the range is a
+    parse failure with a reason)."""
     status = row.get("status")
-    out = {"score": np.nan, "status": status, "parse_error": row.get("parse_error"), "error": row.get("error"),
-           "reasoning": None}  # fmt: skip
-    if status != "ok":
-        if status not in ("parse_error", "error"):
-            out.update(status="error", error=f"unknown gateway status {status!r}")
-        return out
-    parsed = row.get("parsed")
-    if not isinstance(parsed, Mapping) or "score" not in parsed:
-        return {**out, "status": "parse_error", "parse_error": f"no 'score' in the output: {parsed!r}"[:300]}
-    s = parsed["score"]
-    reasoning = parsed.get("reasoning")
-    out["reasoning"] = reasoning if isinstance(reasoning, str) else None
-    if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
-        return {**out, "status": "parse_error", "parse_error": f"score is not a finite number: {s!r}"}
-    if not 0.0 <= s <= 1.0:
-        return {**out, "status": "parse_error", "parse_error": f"score {s!r} outside [0, 1]"}
-    return {**out, "score": float(s), "parse_error": None}
+    if status not in ("ok", "parse_error", "error"):
+        return {"score": np.nan, "status": "error", "parse_error": row.get("parse_error"),
+                "error": f"unknown gateway status {status!r}", "reasoning": None}  # fmt: skip
+    return _score_fields(EVALUATOR_JUDGE.parse(row, None))
 
 
 def _seed_int(*parts: object) -> int:
@@ -511,6 +510,34 @@ def heuristic_scores(
                           for r in rollout_ids])  # fmt: skip
         return np.round(np.clip(base + noise, 0.0, 1.0), 2)
     raise ValueError(f"unknown heuristic evaluator {variant!r}; known: {sorted(HEURISTIC_VARIANTS)}")
+
+
+class HeuristicEvaluator:
+    """A reference evaluator (not a model) as a plain-Python :class:`shopbench.judging.Judge`: the
+    heuristic score of each ``(rollout, criterion, run)`` through :func:`heuristic_scores`; no call,
+    zero tokens and cost."""
+
+    def __init__(self, variant: str, seed: int = 0):
+        if variant not in HEURISTIC_VARIANTS:
+            raise ValueError(f"unknown heuristic evaluator {variant!r}; known: {sorted(HEURISTIC_VARIANTS)}")
+        self.name, self.seed = variant, int(seed)
+
+    def judge(self, items: Sequence[EvalItem]) -> list[Outcome]:
+        from .heuristics import criterion_score
+
+        base: dict[tuple[str, str], float] = {}
+        by_run: dict[int, list[int]] = {}
+        for i, (r, c, run) in enumerate(items):
+            base.setdefault((r.rollout_id, c.name), criterion_score(r, c))
+            by_run.setdefault(run, []).append(i)
+        out: list[Outcome] = [None] * len(items)  # type: ignore[list-item]
+        usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "cache_hit": False}
+        for run, idx in by_run.items():
+            ids = [items[i][0].rollout_id for i in idx]
+            b = np.array([base[(items[i][0].rollout_id, items[i][1].name)] for i in idx], dtype=float)
+            for i, rid, v in zip(idx, ids, heuristic_scores(self.name, b, ids, run, self.seed), strict=True):
+                out[i] = Judgment(self.name, rid, EvaluatorScore(float(v), HEURISTIC_VARIANTS[self.name]), usage=usage)
+        return out
 
 
 def _criterion_resolver(criterion_of) -> Callable[[Rollout], Criterion]:
@@ -571,47 +598,20 @@ def score_rollouts(
     items = _distinct_rollouts(rollouts)
     resolve = _criterion_resolver(criterion_of)
     crits = [resolve(r) for r in items]
-    ids = [r.rollout_id for r in items]
-    base = None
-    if any(s.is_heuristic for s in specs):
-        from .heuristics import criterion_score
-
-        base = np.array([criterion_score(r, c) for r, c in zip(items, crits, strict=True)], dtype=float)
     llm = [s for s in specs if not s.is_heuristic]
     if llm and gateway is None:
         raise ValueError(
             f"LM evaluators {[s.name for s in llm]} need a gateway (score_rollouts(..., gateway=gw))"
         )
-    msgs = None
-    if llm:
-        tpl = template or load_prompt()
-        msgs = [evaluator_messages(r, c, tpl) for r, c in zip(items, crits, strict=True)]
+    asked = [(r, c, run) for run in range(runs) for r, c in zip(items, crits, strict=True)]
     frames = []
     for s in specs:
-        common = {"evaluator": s.name, "backbone": s.backbone}
-        if s.is_heuristic:
-            for run in range(runs):
-                frames.append(pd.DataFrame({
-                    **common, "rollout_id": ids, "criterion": [c.name for c in crits], "run": run,
-                    "score": heuristic_scores(s.name, base, ids, run, seed), "status": "ok", "parse_error": None,
-                    "error": None, "reasoning": HEURISTIC_VARIANTS[s.name], "prompt_tokens": 0,
-                    "completion_tokens": 0, "cost_usd": 0.0, "cache_hit": False,
-                }))  # fmt: skip
-            continue
-        params = {
-            k: v for k, v in {"max_tokens": max_tokens, "temperature": 0, **s.params}.items() if v is not None
-        }
-        calls = [gateway.call(s.backbone, rid, m, schema=SCORE_SCHEMA, schema_name="evaluation", params=params,
-                              repeat=run)
-                 for run in range(runs) for rid, m in zip(ids, msgs, strict=True)]  # fmt: skip
-        rows = gateway.run(calls, run_id=f"{run_id}-{s.name}", desc=f"evaluator {s.name}")
-        recs = []
-        for k, row in enumerate(rows):
-            i = k % len(items)
-            recs.append({**common, "rollout_id": ids[i], "criterion": crits[i].name, "run": k // len(items),
-                         **score_from_row(row), "prompt_tokens": row.get("prompt_tokens"),
-                         "completion_tokens": row.get("completion_tokens"), "cost_usd": row.get("cost_usd"),
-                         "cache_hit": bool(row.get("cache_hit"))})  # fmt: skip
+        judge = s.judge(gateway, run_id, max_tokens, seed=seed, template=template)
+        recs = [{"evaluator": s.name, "backbone": s.backbone, "rollout_id": r.rollout_id, "criterion": c.name,
+                 "run": run, **_score_fields(o), "prompt_tokens": o.usage.get("prompt_tokens"),
+                 "completion_tokens": o.usage.get("completion_tokens"), "cost_usd": o.usage.get("cost_usd"),
+                 "cache_hit": bool(o.usage.get("cache_hit"))}
+                for (r, c, run), o in zip(asked, judge.judge(asked), strict=True)]  # fmt: skip
         frames.append(pd.DataFrame(recs, columns=list(SCORE_COLUMNS)))
     if not frames:
         return pd.DataFrame(columns=list(SCORE_COLUMNS))
@@ -620,8 +620,9 @@ def score_rollouts(
     return out
 
 
-__all__ = ["DEFAULT_MAX_TOKENS", "EvaluatorSpec", "HEURISTIC", "HEURISTIC_VARIANTS", "KNOWN_PROPERTIES", "NOISY_SD",
+__all__ = ["DEFAULT_MAX_TOKENS", "EVALUATOR_JUDGE", "EvaluatorJudgeSpec", "EvaluatorScore", "EvaluatorSpec",
+           "HeuristicEvaluator", "HEURISTIC", "HEURISTIC_VARIANTS", "KNOWN_PROPERTIES", "NOISY_SD",
            "OFFLINE_EVALUATORS", "PAPER_PIPELINE", "PAPER_ROSTER", "PROMPT_NAME", "PROPERTY_KEYS", "SCORE_COLUMNS",
            "SCORE_SCHEMA", "evaluator_messages", "evaluator_spec", "evaluator_specs", "evaluators_from_profile",
-           "heuristic_scores", "load_prompt", "paper_roster_specs", "paper_table18", "properties_frame",
+           "heuristic_scores", "paper_roster_specs", "paper_table18", "properties_frame",
            "reference_documents", "render_trajectory", "score_from_row", "score_rollouts"]  # fmt: skip

@@ -14,21 +14,24 @@ A ``ShopJudge`` answers five kinds of question, each as one call per trial:
 - ``refusal``: the App. J rubric (score plus typed behavioural flags).
 
 ``DeterministicJudge`` is the offline default: documented rules over the record (and the scripted
-agents' prose conventions). ``LLMJudge`` asks a backbone through the project gateway at temperature 0
-with a JSON-schema contract per call; every output is validated (bounds, enums, complete ids) and a
+agents' prose conventions). ``LLMJudge`` asks a backbone through the project gateway at temperature 0:
+each question is a registered :class:`shopbench.judging.JudgeSpec` (:data:`SPECS`: prompt
+``prompts/shopsim_judge_<question>.txt``, its JSON-schema contract, the transcript rendered by the
+one renderer in style ``"turns"``, and the validation rules the schema cannot state: complete ids,
+null scores of inapplicable rubrics, turns with a message). Every output is validated and a
 malformed one raises ``JudgeError`` with the reason: never coerced.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...paths import PROMPTS_DIR
+from ...judging import Invalid, JudgeSpec, ModelJudge, ParseFailure, clip_value, judge, render
 from ..registry import category_of
 from ..replay import cart_after_turn, cart_before
 from ..types import ShopProduct, Trajectory
@@ -64,7 +67,7 @@ REFUSAL_JUDGED = (
 PROMPT_PREFIX = "shopsim_judge_"
 
 
-class JudgeError(RuntimeError):
+class JudgeError(Invalid, RuntimeError):
     """A judge output broke its contract (or the call failed); the metric is not measurable."""
 
 
@@ -212,44 +215,14 @@ def default_judge() -> DeterministicJudge:
 
 
 # ---------------------------------------------------------------------------------------------------
-# LLM judge: prompts, transcript rendering, contracts
-
-
-@functools.cache
-def load_prompt(name: str) -> str:
-    """``prompts/shopsim_judge_<name>.txt`` without its leading ``#`` header comment lines."""
-    path = PROMPTS_DIR / f"{PROMPT_PREFIX}{name}.txt"
-    if not path.exists():
-        known = sorted(p.stem for p in PROMPTS_DIR.glob(f"{PROMPT_PREFIX}*.txt"))
-        raise FileNotFoundError(f"no judge prompt {path}; known: {', '.join(known)}")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    while lines and lines[0].startswith("#"):
-        lines.pop(0)
-    return "\n".join(lines).strip() + "\n"
-
-
-def _clip(s: Any, n: int) -> str:
-    s = s if isinstance(s, str) else json.dumps(s, sort_keys=True, ensure_ascii=False)
-    return s if len(s) <= n else s[: n - 3] + "..."
+# LLM judge: one registered JudgeSpec per question (prompt file + contract + validation)
 
 
 def render_transcript(traj: Trajectory, tools: bool = True, max_result_chars: int = 400) -> str:
-    """The finished conversation as the judge reads it: customer messages, tool calls with their
-    (clipped) results, and the assistant's replies, labelled by turn."""
-    out: list[str] = []
-    for t in traj.turns:
-        out.append(f"[turn {t.index}] CUSTOMER: {t.user.message}")
-        if tools:
-            for e in t.events:
-                args = json.dumps(e.call.arguments, sort_keys=True, ensure_ascii=False)
-                out.append(
-                    f"[turn {t.index}] TOOL {e.call.name}({args}) -> {_clip(e.result, max_result_chars)}"
-                )
-        if t.agent_message:
-            out.append(f"[turn {t.index}] ASSISTANT: {t.agent_message}")
-        elif t.agent_error:
-            out.append(f"[turn {t.index}] ASSISTANT ERROR: {t.agent_error}")
-    return "\n".join(out)
+    """The finished conversation as the judge reads it (:func:`shopbench.judging.render`, style
+    ``"turns"``): customer messages, tool calls with their (clipped) results, the assistant's
+    replies, labelled by turn."""
+    return render(traj, "turns", tools=tools, max_chars=max_result_chars)
 
 
 def catalog_row(p: ShopProduct) -> dict:
@@ -346,9 +319,196 @@ def validate_rubric(parsed: Any, what: str) -> float | None:
     return (s - 1) / 4
 
 
+@dataclass(frozen=True)
+class ShopItem:
+    """What one shop judge call reads: the trial (``None`` for attribute labelling), the catalog,
+    and the queued tool-call questions or the attribute claims of that call."""
+
+    traj: Trajectory | None
+    products: Mapping[str, ShopProduct]
+    questions: Sequence[dict] = ()
+    claims: Sequence[Claim] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShopSpec(JudgeSpec[ShopItem, Any]):
+    """A shop judge question; the item id (``<agent>/<trial>/<question>``) also names its errors."""
+
+    max_tokens: int = 800
+    source: str = "seed 002 §4.2-4.3"
+    question: str = ""
+
+    def item_id(self, item: ShopItem) -> str:
+        assert item.traj is not None
+        return f"{_item(item.traj)}/{self.question}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RubricSpec(ShopSpec):
+    """One §4.2 rubric: rationale first, then ``applicable`` and a 1-5 score, normalised (s-1)/4."""
+
+    rubric: str = ""
+
+    def item_id(self, item: ShopItem) -> str:
+        assert item.traj is not None
+        return f"{_item(item.traj)}/rubric/{self.rubric}"
+
+    def slots(self, item: ShopItem) -> dict:
+        assert item.traj is not None
+        return {"system_prompt": item.traj.system_prompt or "(none)", "transcript": render_transcript(item.traj)}
+
+    def interpret(self, value: Any, item: ShopItem) -> float | None:
+        return validate_rubric(value, self.item_id(item))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefusalSpec(ShopSpec):
+    """App. J: the refusal rubric with its behavioural flags."""
+
+    def slots(self, item: ShopItem) -> dict:
+        assert item.traj is not None
+        probe = item.traj.scenario.probe or {}
+        return {"system_prompt": item.traj.system_prompt or "(none)",
+                "request": probe.get("request", "(not recorded)"), "transcript": render_transcript(item.traj)}  # fmt: skip
+
+    def interpret(self, value: Any, item: ShopItem) -> dict[str, float | None]:
+        assert item.traj is not None
+        return validate_refusal(value, self.item_id(item), empty_result=_has_empty_search(item.traj))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallSpec(ShopSpec):
+    """§4.3: every queued question of a trial in one call; one boolean per question, in order."""
+
+    def slots(self, item: ShopItem) -> dict:
+        assert item.traj is not None
+        qs = [{k: q.get(k) for k in ("qid", "turn", "kind", "expected", "actual", "customer_message")}
+              | {"result": clip_value(q.get("result"), 600)} for q in item.questions]  # fmt: skip
+        return {"transcript": render_transcript(item.traj, tools=False),
+                "questions": json.dumps(qs, indent=1, sort_keys=True, ensure_ascii=False)}  # fmt: skip
+
+    def interpret(self, value: Any, item: ShopItem) -> list[bool]:
+        what, qids = self.item_id(item), [q["qid"] for q in item.questions]
+        _need(isinstance(value, dict), what, "expected an object")
+        got = _ids_complete(value.get("answers"), "qid", qids, what)
+        out: list[bool] = []
+        for qid in qids:
+            j = got[qid].get("justified")
+            _need(isinstance(j, bool), what, f"qid {qid}: justified must be a boolean, got {j!r}")
+            out.append(bool(j))
+        return out
+
+
+def _agent_turns(traj: Trajectory) -> set[int]:
+    return {t.index for t in traj.turns if (t.agent_message or "").strip()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimsSpec(ShopSpec):
+    """§4.2: one structured call extracts the claims of a trial's assistant messages."""
+
+    def contract_for(self, item: ShopItem) -> dict:
+        assert item.traj is not None
+        return claims_schema(sorted(_agent_turns(item.traj)))
+
+    def slots(self, item: ShopItem) -> dict:
+        traj, products = item.traj, item.products
+        assert traj is not None
+        msgs = render(traj, "turns", only=lambda s: s.role == "assistant" and bool(s.text.strip()))
+        seen = sorted({p for e in traj.events for p in (search_hits(e.result) or []) if p in products})
+        return {"messages": msgs, "products": "\n".join(f"{p}: {products[p].title}" for p in seen) or "(none)"}
+
+    def interpret(self, value: Any, item: ShopItem) -> list[Claim]:
+        assert item.traj is not None
+        what, turns = self.item_id(item), _agent_turns(item.traj)
+        _need(isinstance(value, dict) and isinstance(value.get("claims"), list), what, "claims list missing")
+        return [_claim(it, i, turns, item.products, what) for i, it in enumerate(value["claims"])]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttributesSpec(ShopSpec):
+    """§4.2: the attribute claims of a trial labelled against their catalog rows, in one call."""
+
+    @staticmethod
+    def _items(item: ShopItem) -> list[dict]:
+        return [{"cid": i, "product_id": c.product_id, "claim": c.phrase or c.text} for i, c in enumerate(item.claims)]
+
+    def item_id(self, item: ShopItem) -> str:
+        payload = json.dumps(self._items(item), sort_keys=True, ensure_ascii=False)
+        return f"attributes/{hashlib.sha1(payload.encode()).hexdigest()[:12]}"
+
+    def slots(self, item: ShopItem) -> dict:
+        ps = item.products
+        rows = {c.product_id: catalog_row(ps[c.product_id]) for c in item.claims
+                if c.product_id is not None and c.product_id in ps}  # fmt: skip
+        return {"claims": json.dumps(self._items(item), indent=1, ensure_ascii=False),
+                "rows": json.dumps([rows[k] for k in sorted(rows)], indent=1, ensure_ascii=False)}  # fmt: skip
+
+    def interpret(self, value: Any, item: ShopItem) -> list[str]:
+        what = self.item_id(item)
+        _need(isinstance(value, dict), what, "expected an object")
+        got = _ids_complete(value.get("labels"), "cid", list(range(len(item.claims))), what)
+        out: list[str] = []
+        for i in range(len(item.claims)):
+            lab = got[i].get("label")
+            _need(lab in ATTRIBUTE_LABELS, what, f"cid {i}: label {lab!r} not in {ATTRIBUTE_LABELS}")
+            _need(isinstance(got[i].get("rationale"), str), what, f"cid {i}: rationale missing")
+            out.append(str(lab))
+        return out
+
+
+def _claim(it: Any, i: int, agent_turns: set[int], products: Mapping[str, ShopProduct], what: str) -> Claim:
+    w = f"{what} claim {i}"
+    _need(isinstance(it, dict), w, "not an object")
+    turn, typ, kind, prod, text, value = (it.get(k) for k in ("turn", "type", "kind", "product", "text", "value"))
+    _need(_is_int(turn) and turn in agent_turns, w, f"turn {turn!r} has no assistant message")
+    _need(isinstance(text, str) and text.strip() != "", w, "empty text")
+    _need(prod is None or isinstance(prod, str), w, "product must be a string or null")
+    _need(value is None or _is_num(value), w, f"value must be a finite number or null, got {value!r}")
+    pid = resolve_product(prod, products)
+    if typ == "action":
+        _need(kind in ACTIONS, w, f"an action claim's kind must be one of {ACTIONS}, got {kind!r}")
+        _need(bool(prod and prod.strip()), w, "an action claim must name its product")
+        ok_q = value is None or (value >= 0 and float(value).is_integer())
+        _need(ok_q, w, f"an action quantity must be a non-negative integer, got {value!r}")
+        return Claim(turn, "action", pid, text, action=kind, quantity=None if value is None else int(value))
+    if typ == "numeric":
+        _need(kind in NUMERIC_KINDS, w, f"a numeric claim's kind must be one of {NUMERIC_KINDS}, got {kind!r}")
+        _need(value is not None and value >= 0, w, f"a numeric claim needs a non-negative value, got {value!r}")
+        if kind != "cart_total":
+            _need(bool(prod and prod.strip()), w, f"a {kind} claim must name its product")
+        return Claim(turn, "numeric", pid if kind != "cart_total" else None, text, kind=kind, value=float(value))
+    _need(typ == "attribute", w, f"type must be action/numeric/attribute, got {typ!r}")
+    _need(kind == "attribute", w, f"an attribute claim's kind must be 'attribute', got {kind!r}")
+    _need(bool(prod and prod.strip()), w, "an attribute claim must name its product")
+    return Claim(turn, "attribute", pid, text, phrase=text, fabricated=pid is None)
+
+
+def _spec(cls: type[ShopSpec], question: str, schema: dict | None, schema_name: str, **kw: Any) -> ShopSpec:
+    return cls(name=f"shopsim_{question}", prompt=f"{PROMPT_PREFIX}{question}", contract=schema,
+               schema_name=schema_name, question=question, **kw)  # fmt: skip
+
+
+@judge
+def shop_judges() -> list[ShopSpec]:
+    """The shop verifier's model-graded questions (§4.2-4.3, App. J), registered by name."""
+    return [
+        _spec(ToolCallSpec, "toolcalls", TOOLCALL_SCHEMA, "toolcall_decisions"),
+        _spec(ClaimsSpec, "claims", None, "claims"),  # the contract depends on the trial's turns
+        _spec(AttributesSpec, "attributes", ATTRIBUTE_SCHEMA, "attribute_labels"),
+        _spec(RefusalSpec, "refusal", REFUSAL_SCHEMA, "refusal", source="seed 002 App. J"),
+        *(_spec(RubricSpec, name, RUBRIC_SCHEMA, f"rubric_{name}", rubric=name) for name in RUBRICS),
+    ]
+
+
+SPECS: dict[str, ShopSpec] = {s.question: s for s in shop_judges()}
+
+
 class LLMJudge:
-    """A model judge through the project gateway (``shopbench.llm.Gateway``): temperature 0, a
-    JSON-schema contract per call, ``max_tokens`` per call, all calls logged under ``run_id``."""
+    """The verifier's judge panel answered by a model through the project gateway: each question is
+    its registered :class:`ShopSpec` asked as a :class:`~shopbench.judging.ModelJudge` (temperature 0,
+    the question's contract, ``max_tokens`` per call, all calls logged under ``run_id``); a parse
+    failure raises :class:`JudgeError` with its reason."""
 
     def __init__(self, gateway, backbone: str, run_id: str = "shopsim-judge", max_tokens: int = 800):
         self.gateway = gateway
@@ -357,154 +517,34 @@ class LLMJudge:
         self.max_tokens = int(max_tokens)
         self.name = f"llm:{backbone}"
 
-    # -- transport -----------------------------------------------------------------------------
-    def _ask(self, item_id: str, prompt: str, schema: dict, schema_name: str) -> Any:
-        messages = [{"role": "user", "content": prompt}]
-        params = {"max_tokens": self.max_tokens, "temperature": 0}
-        if self.backbone in (getattr(self.gateway, "backbones", None) or {}):
-            call = self.gateway.call(self.backbone, item_id, messages, schema=schema, schema_name=schema_name,
-                                     params=params)  # fmt: skip
-        else:
-            from ...llm import Call
+    def _ask(self, spec: ShopSpec, item: ShopItem) -> Any:
+        model: ModelJudge[ShopItem] = ModelJudge(spec, self.gateway, self.backbone, self.run_id, name=self.name,
+                           params=spec.params(self.max_tokens))  # fmt: skip
+        (out,) = model.judge([item])
+        if isinstance(out, ParseFailure):
+            if out.stage == "rule":
+                raise JudgeError(out.reason)
+            status, why = ("error", out.reason.removeprefix("call error: ")) if out.call_error else ("parse_error", out.reason)
+            raise JudgeError(f"{spec.item_id(item)}: {self.name} {status}: {why}")
+        return out.value
 
-            call = Call(
-                item_id, self.backbone, messages, params=params, schema=schema, schema_name=schema_name
-            )
-        rows = self.gateway.run([call], run_id=self.run_id)
-        _need(len(rows) == 1, item_id, f"gateway returned {len(rows)} rows for one call")
-        row = rows[0]
-        status = row.get("status")
-        if status != "ok":
-            why = row.get("parse_error") or row.get("error") or "no reason given"
-            raise JudgeError(f"{item_id}: {self.name} {status}: {why}")
-        return row.get("parsed")
-
-    # -- tool calls ----------------------------------------------------------------------------
     def tool_call_questions(
         self, traj: Trajectory, questions: list[dict], products: Mapping[str, ShopProduct]
     ) -> list[bool]:
-        if not questions:
-            return []
-        qids = [q["qid"] for q in questions]
-        qs = [{k: q.get(k) for k in ("qid", "turn", "kind", "expected", "actual", "customer_message")}
-              | {"result": _clip(q.get("result"), 600)} for q in questions]  # fmt: skip
-        prompt = load_prompt("toolcalls").format(
-            transcript=render_transcript(traj, tools=False),
-            questions=json.dumps(qs, indent=1, sort_keys=True, ensure_ascii=False),
-        )
-        what = f"{_item(traj)}/toolcalls"
-        parsed = self._ask(what, prompt, TOOLCALL_SCHEMA, "toolcall_decisions")
-        _need(isinstance(parsed, dict), what, "expected an object")
-        got = _ids_complete(parsed.get("answers"), "qid", qids, what)
-        out = []
-        for qid in qids:
-            j = got[qid].get("justified")
-            _need(isinstance(j, bool), what, f"qid {qid}: justified must be a boolean, got {j!r}")
-            out.append(j)
-        return out
+        return self._ask(SPECS["toolcalls"], ShopItem(traj, products, questions=questions)) if questions else []
 
-    # -- claims --------------------------------------------------------------------------------
     def extract_claims(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> list[Claim]:
-        agent_turns = {t.index for t in traj.turns if (t.agent_message or "").strip()}
-        if not agent_turns:
-            return []
-        msgs = "\n".join(f"[turn {t.index}] ASSISTANT: {t.agent_message}" for t in traj.turns
-                         if t.index in agent_turns)  # fmt: skip
-        seen = sorted({p for e in traj.events for p in (search_hits(e.result) or []) if p in products})
-        prompt = load_prompt("claims").format(
-            messages=msgs, products="\n".join(f"{p}: {products[p].title}" for p in seen) or "(none)"
-        )
-        what = f"{_item(traj)}/claims"
-        parsed = self._ask(what, prompt, claims_schema(agent_turns), "claims")
-        _need(
-            isinstance(parsed, dict) and isinstance(parsed.get("claims"), list), what, "claims list missing"
-        )
-        return [self._claim(it, i, agent_turns, products, what) for i, it in enumerate(parsed["claims"])]
-
-    @staticmethod
-    def _claim(
-        it: Any, i: int, agent_turns: set[int], products: Mapping[str, ShopProduct], what: str
-    ) -> Claim:
-        w = f"{what} claim {i}"
-        _need(isinstance(it, dict), w, "not an object")
-        turn, typ, kind, prod, text, value = (
-            it.get(k) for k in ("turn", "type", "kind", "product", "text", "value")
-        )
-        _need(_is_int(turn) and turn in agent_turns, w, f"turn {turn!r} has no assistant message")
-        _need(isinstance(text, str) and text.strip() != "", w, "empty text")
-        _need(prod is None or isinstance(prod, str), w, "product must be a string or null")
-        _need(value is None or _is_num(value), w, f"value must be a finite number or null, got {value!r}")
-        pid = resolve_product(prod, products)
-        if typ == "action":
-            _need(kind in ACTIONS, w, f"an action claim's kind must be one of {ACTIONS}, got {kind!r}")
-            _need(bool(prod and prod.strip()), w, "an action claim must name its product")
-            ok_q = value is None or (value >= 0 and float(value).is_integer())
-            _need(ok_q, w, f"an action quantity must be a non-negative integer, got {value!r}")
-            q = None if value is None else int(value)
-            return Claim(turn, "action", pid, text, action=kind, quantity=q)
-        if typ == "numeric":
-            _need(
-                kind in NUMERIC_KINDS,
-                w,
-                f"a numeric claim's kind must be one of {NUMERIC_KINDS}, got {kind!r}",
-            )
-            _need(
-                value is not None and value >= 0,
-                w,
-                f"a numeric claim needs a non-negative value, got {value!r}",
-            )
-            if kind != "cart_total":
-                _need(bool(prod and prod.strip()), w, f"a {kind} claim must name its product")
-            return Claim(
-                turn, "numeric", pid if kind != "cart_total" else None, text, kind=kind, value=float(value)
-            )
-        _need(typ == "attribute", w, f"type must be action/numeric/attribute, got {typ!r}")
-        _need(kind == "attribute", w, f"an attribute claim's kind must be 'attribute', got {kind!r}")
-        _need(bool(prod and prod.strip()), w, "an attribute claim must name its product")
-        return Claim(turn, "attribute", pid, text, phrase=text, fabricated=pid is None)
+        return self._ask(SPECS["claims"], ShopItem(traj, products)) if _agent_turns(traj) else []
 
     def attribute_labels(self, claims: Sequence[Claim], products: Mapping[str, ShopProduct]) -> list[str]:
-        if not claims:
-            return []
-        items = [
-            {"cid": i, "product_id": c.product_id, "claim": c.phrase or c.text} for i, c in enumerate(claims)
-        ]
-        rows = {c.product_id: catalog_row(products[c.product_id]) for c in claims if c.product_id in products}
-        payload = json.dumps(items, sort_keys=True, ensure_ascii=False)
-        prompt = load_prompt("attributes").format(
-            claims=json.dumps(items, indent=1, ensure_ascii=False),
-            rows=json.dumps([rows[k] for k in sorted(rows)], indent=1, ensure_ascii=False),
-        )
-        what = f"attributes/{hashlib.sha1(payload.encode()).hexdigest()[:12]}"
-        parsed = self._ask(what, prompt, ATTRIBUTE_SCHEMA, "attribute_labels")
-        _need(isinstance(parsed, dict), what, "expected an object")
-        got = _ids_complete(parsed.get("labels"), "cid", list(range(len(claims))), what)
-        out = []
-        for i in range(len(claims)):
-            lab = got[i].get("label")
-            _need(lab in ATTRIBUTE_LABELS, what, f"cid {i}: label {lab!r} not in {ATTRIBUTE_LABELS}")
-            _need(isinstance(got[i].get("rationale"), str), what, f"cid {i}: rationale missing")
-            out.append(lab)
-        return out
+        return self._ask(SPECS["attributes"], ShopItem(None, products, claims=claims)) if claims else []
 
-    # -- rubrics and refusal --------------------------------------------------------------------
     def rubric(self, name: str, traj: Trajectory, products: Mapping[str, ShopProduct]) -> float | None:
         _check_rubric_name(name)
-        prompt = load_prompt(name).format(system_prompt=traj.system_prompt or "(none)",
-                                          transcript=render_transcript(traj))  # fmt: skip
-        what = f"{_item(traj)}/rubric/{name}"
-        return validate_rubric(self._ask(what, prompt, RUBRIC_SCHEMA, f"rubric_{name}"), what)
+        return self._ask(SPECS[name], ShopItem(traj, products))
 
     def refusal(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> dict[str, float | None]:
-        probe = traj.scenario.probe or {}
-        prompt = load_prompt("refusal").format(
-            system_prompt=traj.system_prompt or "(none)",
-            request=probe.get("request", "(not recorded)"),
-            transcript=render_transcript(traj),
-        )
-        what = f"{_item(traj)}/refusal"
-        parsed = self._ask(what, prompt, REFUSAL_SCHEMA, "refusal")
-        return validate_refusal(parsed, what, empty_result=_has_empty_search(traj))
+        return self._ask(SPECS["refusal"], ShopItem(traj, products))
 
 
 def _item(traj: Trajectory) -> str:
