@@ -6,6 +6,7 @@ import string
 import pandas as pd
 import pytest
 
+from shopbench.core import taxonomy
 from shopbench.judges import deterministic as det
 from shopbench.judges import protocols as P
 from shopbench.judges.parse import ERROR_KINDS, JUDGMENT_FIELDS, parse_judgment
@@ -19,7 +20,6 @@ from shopbench.judges.sweep import (
     sweep,
 )
 from shopbench.llm import Estimate, Gateway
-from shopbench.paceshop import taxonomy
 from shopbench.paceshop.build import BuildConfig, build
 from shopbench.paths import PROMPTS_DIR
 

@@ -57,9 +57,7 @@ def store(products):
 
 
 def test_catalog_is_deterministic_and_seed_dependent(products):
-    t = time.perf_counter()
-    again = control_catalog(10_000, seed=0)
-    assert time.perf_counter() - t < 3.0
+    again = control_catalog(10_000, seed=0)  # no wall-clock assertion (issue 11 item 7)
     assert [p.to_dict() for p in again] == [p.to_dict() for p in products]
     other = control_catalog(10_000, seed=1)
     assert [p.product_id for p in other] == [p.product_id for p in products]  # ids follow the counts
@@ -490,7 +488,7 @@ def test_tool_errors_never_raise(name, args, needle):
 
 def test_more_error_paths():
     s = _mini_store().session()
-    assert "not valid JSON" in s.execute(ToolCall("view_cart", "{oops"))["error"]  # type: ignore[arg-type]
+    assert "not valid JSON" in s.execute({"name": "view_cart", "arguments": "{oops"})["error"]
     assert "needs a 'name'" in s.execute({"arguments": {}})["error"]
     assert "expected a tool call" in s.execute(42)["error"]  # type: ignore[arg-type]
     _run(s, "add_to_cart", product_id="DE00001", quantity=8)

@@ -25,8 +25,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..paceshop import taxonomy as T
-from ..paceshop.schema import Product, Query
+from ..core import Product, Query
+from ..core import taxonomy as T
 from .keywords import VERTICAL_KEYWORDS, normalize_query, pick_rule, tag_query
 
 EXAMPLE_COLUMNS = ["example_id", "query", "query_id", "product_id", "product_locale", "esci_label",

@@ -54,8 +54,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import Response, taxonomy
 from ..llm.local import register_local
-from ..paceshop import taxonomy
 from ..paceshop.checks import (
     EVIDENCE_ID,
     banned_strings,
@@ -70,7 +70,6 @@ from ..paceshop.checks import (
     rq_count_unique,
     xml_round_trip,
 )
-from ..paceshop.schema import Response
 from ..paceshop.swaps import (
     ATTRIBUTE_CUES,
     HONOUR_CUES,

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core import Record
 from ..llm.contract import parse_output
-from ..paceshop.schema import Record
 from .protocols import Protocol, get_protocol
 
 JUDGMENT_FIELDS: tuple[str, ...] = (

@@ -63,9 +63,8 @@ from statistics import fmean
 from typing import Any
 
 from ..context import Prompt
-from ..paceshop import taxonomy
+from ..core import Record, taxonomy
 from ..paceshop.response_xml import to_struct_json
-from ..paceshop.schema import Record
 from ..paths import strip_header  # re-exported: judges strip their templates' headers
 
 # ---- closed label sets -------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from shopbench.paceshop.taxonomy import FAMILIES
+from shopbench.core.taxonomy import FAMILIES
 
 BY: tuple[str, ...] = ("protocol", "backbone")
 TARGETS = ("P", "C", "E", "A")

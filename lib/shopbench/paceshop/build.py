@@ -17,9 +17,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import taxonomy as T
+from ..core import Defect, EvidencePool, Persona, Product, Query, Record, Response
+from ..core import taxonomy as T
 from .io import write_json, write_jsonl
-from .schema import Defect, EvidencePool, Persona, Product, Query, Record, Response
 
 GENERATOR_OFFLINE = "offline-template-v1"
 

@@ -48,8 +48,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import taxonomy as T
-from .schema import (
+from ..core import (
     Persona,
     PersonaHistory,
     PersonaPreferences,
@@ -59,6 +58,7 @@ from .schema import (
     PurchaseItem,
     ShoppingContext,
 )
+from ..core import taxonomy as T
 
 N_RAW_V1 = 200  # "200 public v1 personas" (B.2 step 3; Table 16)
 CONSTRAINT_SLOTS = sum(T.CONSTRAINT_FAMILIES.values())  # 1,905 family memberships over 1,200 personas

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from ..core.conversation import ToolCall
+
 CONTRACT_VERSION = "shopsim-1"  # stamped on every trajectory and score artefact (App. I)
 
 TrialKind = Literal["general", "grocery", "refusal"]
@@ -70,27 +72,6 @@ class ShopProduct:
     def from_dict(cls, d: dict) -> ShopProduct:
         d = dict(d)
         d["variants"] = tuple(Variant(**v) if isinstance(v, dict) else v for v in d.get("variants", ()))
-        return _from(cls, d)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call as issued (or as expected by the simulator): name plus JSON arguments."""
-
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    call_id: str = ""
-
-    def signature(self) -> str:
-        import json
-
-        return f"{self.name}:{json.dumps(self.arguments, sort_keys=True)}"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ToolCall:
         return _from(cls, d)
 
 
