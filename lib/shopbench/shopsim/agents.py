@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from ..env.protocols import Agent as Agent  # the one agent protocol (observation = the shop's intent)
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import AgentStep, ToolCall
 from .user import TOOL_ARGS, load_prompt
@@ -37,18 +38,6 @@ __all__ = [
 
 DEFAULT_SYSTEM_PROMPT = load_prompt("shopsim_agent_system")
 JSON_PROMPT_STEM = "shopsim_agent_json"
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """The agent under test: one ``step`` per tool-call round (see the module docstring)."""
-
-    name: str
-    system_prompt: str
-
-    def reset(self, trial_id: str) -> None: ...
-
-    def step(self, messages: list[dict], intent: list[dict]) -> AgentStep: ...
 
 
 # ---- scripted reference agents ---------------------------------------------------------------

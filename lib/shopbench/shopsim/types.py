@@ -1,6 +1,7 @@
 """The data model of the shop environment (seed 002, Sections 3-4): everything a trial precommits,
 everything it records, and nothing else. Plain dataclasses with ``to_dict``/``from_dict`` so a
-trajectory round-trips through JSONL unchanged.
+trial record round-trips through JSONL unchanged. Tool calls and agent steps are the shared types
+of :mod:`shopbench.core` and :mod:`shopbench.env`.
 
 Vocabulary (seed 002 §3.4): a *turn* is one customer message plus one agent turn, and an agent turn
 may span several tool-call *rounds*. Customer-message indices start at 0 (the opening message).
@@ -12,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from ..core.conversation import ToolCall
+from ..env.protocols import AgentStep as AgentStep  # the one agent-step type of every domain
 
 CONTRACT_VERSION = "shopsim-1"  # stamped on every trajectory and score artefact (App. I)
 
@@ -212,17 +214,6 @@ class UserReply:
         d = dict(d)
         d["expected_calls"] = [ToolCall.from_dict(c) for c in d.get("expected_calls", [])]
         return _from(cls, d)
-
-
-@dataclass
-class AgentStep:
-    """One round of the agent under test: text for the customer and/or tool calls to execute. An
-    agent turn ends at the first step without tool calls."""
-
-    message: str | None = None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    error: str | None = None  # the agent failed to produce a usable step (recorded, never raised)
-    usage: dict[str, float] = field(default_factory=dict)  # prompt_tokens, completion_tokens, cost_usd
 
 
 @dataclass
