@@ -510,5 +510,31 @@ def test_recorded_pairs():
         assert p.worse.attempt == min(r.attempt for r in same if r.reward == 0.0)
         assert p.better.attempt == min(r.attempt for r in same if r.reward == 1.0)
     assert [p.pair_id for p in pairs] == [p.pair_id for p in recorded_pairs(rs, "task_resolution")]
-    with pytest.raises(RecordedDataError, match="do not exist; it is tau-bench's published"):
+    with pytest.raises(RecordedDataError, match="missing.json: the recorded trajectories do not exist. Fix: it is "
+                                                "tau-bench's published"):  # fmt: skip
         load_recorded(RECORDED.parent / "missing.json")
+
+
+def test_recorded_bad_input(tmp_path):
+    from shopbench.padme.sources.recorded import RecordedDataError, load_recorded
+
+    f = tmp_path / "gpt-4o-airline.json"
+    f.write_bytes(b'[{"task_id": 1, "reward": 1, "traj": [], "note": "caf\xe9"}]')
+    with pytest.raises(InputError, match=r"gpt-4o-airline.json, line 1: not UTF-8 text"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "reward": 1, "reward": 0, "traj": []}]')
+    with pytest.raises(RecordedDataError, match="not a JSON file .*duplicate key 'reward'"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "traj": []}]')
+    with pytest.raises(RecordedDataError, match=r"conversation \[0\] \(task_id=1\): field 'reward': is missing"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "reward": "high", "traj": []}]')
+    with pytest.raises(RecordedDataError, match="field 'reward': 'high' is not a number"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "reward": 1, "trial": "x", "traj": []}]')
+    with pytest.raises(RecordedDataError, match="field 'trial': 'x' is not an integer"):
+        load_recorded(f)
+    with pytest.raises(RecordedDataError, match="holds no \\*.json results file"):
+        load_recorded(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
+    f.write_text('[{"task_id": 1, "reward": 1, "trial": 0, "traj": [{"role": "user", "content": "hi"}]}]')
+    assert [r.reward for r in load_recorded(f)] == [1.0]

@@ -62,7 +62,7 @@ class ShopUserView:
 
 class ShopCustomer:
     """A shop user simulator (``reply(scenario, directive, history, products, system_prompt, cart)
-    -> UserReply``, :class:`shopbench.shopsim.user.UserSimulator`) behind the one user protocol."""
+    -> UserReply``, :class:`shopbench.shopsim.user.ShopUser`) behind the one user protocol."""
 
     def __init__(self, user):
         self.user = user
