@@ -24,10 +24,10 @@ import time
 
 from ..env.orchestrator import run_conversation
 from .environment import ShopCustomer, ShopEnvironment
-from .types import Scenario, Trajectory
+from .types import Scenario, TrialRecord
 
 
-def run_trial(scenario: Scenario, agent, user, store) -> Trajectory:
+def run_trial(scenario: Scenario, agent, user, store) -> TrialRecord:
     """Play one trial of ``agent`` with customer ``user`` in a fresh cart of ``store``."""
     t0 = time.perf_counter()
     agent.reset(scenario.trial_id)
@@ -37,7 +37,7 @@ def run_trial(scenario: Scenario, agent, user, store) -> Trajectory:
     usage: dict[str, dict[str, float]] = {"agent": conv.usage}
     if "user" in conv.errors:
         usage["simulator_error"] = {"message": conv.errors["user"]}  # type: ignore[dict-item]  # kept for the record
-    return Trajectory(
+    return TrialRecord(
         scenario=scenario,
         agent=getattr(agent, "name", type(agent).__name__),
         user=getattr(user, "name", type(user).__name__),

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..core.conversation import ToolCall
 from ..env.protocols import AgentStep as AgentStep  # the one agent-step type of every domain
 
-CONTRACT_VERSION = "shopsim-1"  # stamped on every trajectory and score artefact (App. I)
+CONTRACT_VERSION = "shopsim-1"  # stamped on every trial record and score artefact (App. I)
 
 TrialKind = Literal["general", "grocery", "refusal"]
 Tier = Literal["direct", "light", "multi_item", "complex"]
@@ -258,8 +258,11 @@ class Turn:
 
 
 @dataclass
-class Trajectory:
-    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1)."""
+class TrialRecord:
+    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1). It
+    is the shop domain's record (scenario, directives, tool log, cart reads); the conversation as
+    the one :class:`shopbench.core.Trajectory` is
+    :func:`shopbench.shopsim.environment.trial_messages` of it."""
 
     scenario: Scenario
     agent: str
@@ -298,7 +301,7 @@ class Trajectory:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Trajectory:
+    def from_dict(cls, d: dict) -> TrialRecord:
         return cls(
             scenario=Scenario.from_dict(d["scenario"]),
             agent=d["agent"],
@@ -312,3 +315,8 @@ class Trajectory:
             wall_s=d.get("wall_s", 0.0),
             contract_version=d.get("contract_version", CONTRACT_VERSION),
         )
+
+
+# The old name, for the modules that still import it (verifier/judge.py, verifier/rubrics.py,
+# verifier/battery.py and experiment.py are other tasks' files); new code uses TrialRecord.
+Trajectory = TrialRecord
