@@ -154,7 +154,7 @@ def tier_combinations(tier: int) -> list[tuple[str, ...]]:
     groups = _by_group()
     if tier == 4:
         return list(CURATED_QUADS)
-    out = []
+    out: list[tuple[str, ...]] = []
     for gs in combinations(GROUP_ORDER, tier):
         out.extend(product(*(groups[g] for g in gs)))
     return out

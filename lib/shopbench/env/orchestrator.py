@@ -144,7 +144,9 @@ def _agent_turn(s: _State) -> Stop | str | None:
     """One agent turn: steps until a message, an error or a ceiling."""
     turn = max(s.index - 1, 0)
     lim = s.env.limits
-    rnd, text, error, stop = 0, "", None, None
+    rnd, text = 0, ""
+    error: str | None = None
+    stop: Stop | str | None = None
     while True:
         if lim.max_tool_rounds is not None and rnd == lim.max_tool_rounds:
             error = f"tool-round ceiling reached ({lim.max_tool_rounds} rounds in one turn)"

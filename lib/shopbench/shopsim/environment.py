@@ -80,7 +80,7 @@ class ShopEnvironment:
     records the trial record keeps."""
 
     domain = "shop"
-    greeting = None
+    greeting: str | None = None
     agent_opens = False
     empty_reply_stops = False
 
@@ -101,6 +101,7 @@ class ShopEnvironment:
                             self.session.cart)  # fmt: skip
 
     def on_user_turn(self, index: int, turn: UserTurn) -> bool:
+        assert self._directive is not None, "on_user_turn before user_view"
         self.turns.append(Turn(index=index, directive=self._directive, user=turn.record))
         premature = turn.reason == "goal_met" and not self.controller.is_complete(self.session.cart)
         return turn.stop and not premature  # a premature "done" is ignored; the message still goes out

@@ -54,6 +54,13 @@ class RetailDB:
         rec = self.changed[table].get(key)
         return rec if rec is not None else self.base[table].get(key)
 
+    def record(self, table: str, key: str) -> dict:
+        """The record of a key :meth:`keys` listed (a ``KeyError`` if there is none)."""
+        rec = self.get(table, key)
+        if rec is None:
+            raise KeyError(f"{table}: no record {key!r}")
+        return rec
+
     def mut(self, table: str, key: str) -> dict:
         if key not in self.changed[table]:
             self.changed[table][key] = copy.deepcopy(self.base[table][key])
@@ -184,7 +191,9 @@ def load_tau2(path: str | Path, tool_names: tuple[str, ...] | None = None) -> Ta
     """Read and validate a τ²-bench retail folder (``tool_names``: the tools an expected action may
     name; default the 16 retail tools)."""
     if tool_names is None:
-        from .tools import TOOL_NAMES as tool_names  # noqa: N811  (the tools import this module)
+        from .tools import TOOL_NAMES  # a late import: the tools import this module
+
+        tool_names = TOOL_NAMES
     path = Path(path)
     if not path.is_dir():
         raise Tau2DataError("the tau2 data folder does not exist", file=path, fix=DATA_HINT)

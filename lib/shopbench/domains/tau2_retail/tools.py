@@ -226,14 +226,14 @@ class RetailTools:
     def find_user_id_by_email(self, email: str) -> str:
         want = email.strip().casefold()
         for uid in self.db.keys("users"):
-            if str(self.db.get("users", uid).get("email", "")).casefold() == want:
+            if str(self.db.record("users", uid).get("email", "")).casefold() == want:
                 return uid
         raise ToolError("User not found")
 
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
         f, last = first_name.strip().casefold(), last_name.strip().casefold()
         for uid in self.db.keys("users"):
-            u = self.db.get("users", uid)
+            u = self.db.record("users", uid)
             if (u["name"]["first_name"].casefold() == f and u["name"]["last_name"].casefold() == last
                     and u["address"]["zip"] == zip.strip()):  # fmt: skip
                 return uid
@@ -250,13 +250,13 @@ class RetailTools:
 
     def get_item_details(self, item_id: str) -> dict:
         for pid in self.db.keys("products"):
-            v = self.db.get("products", pid)["variants"].get(item_id)
+            v = self.db.record("products", pid)["variants"].get(item_id)
             if v is not None:
                 return v
         raise ToolError("Item not found")
 
     def list_all_product_types(self) -> str:
-        names = {self.db.get("products", pid)["name"]: pid for pid in self.db.keys("products")}
+        names = {self.db.record("products", pid)["name"]: pid for pid in self.db.keys("products")}
         return json.dumps(dict(sorted(names.items())))
 
     def calculate(self, expression: str) -> str:
