@@ -136,5 +136,6 @@ class Environment(Protocol):
     def end_agent_turn(self, index: int, text: str, rounds: int, error: str | None) -> None: ...
 
     def termination(self, reason: str) -> str:
-        """The domain's name for how the conversation ended (``reason`` is a :class:`Stop`)."""
+        """The domain's name for how the conversation ended: ``reason`` is a
+        :class:`~shopbench.env.orchestrator.Stop` value or a reason :meth:`on_agent_message` gave."""
         ...
