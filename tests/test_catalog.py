@@ -25,8 +25,8 @@ from shopbench.catalog.keywords import (
 from shopbench.catalog.queries import generate_queries
 from shopbench.catalog.retrieval import EvidenceIndex, build_pools
 from shopbench.catalog.synthetic import synthetic_catalog
-from shopbench.paceshop import taxonomy as T
-from shopbench.paceshop.schema import Product, Query
+from shopbench.core import Product, Query
+from shopbench.core import taxonomy as T
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMMYJSON = ROOT.parent / "shared" / "data" / "catalog_dummyjson" / "products.json"

@@ -48,7 +48,7 @@ FORBIDDEN_MODULES = (
 )  # fmt: skip
 # answer keys inside shared vocabulary modules
 FORBIDDEN_NAMES = {
-    "shopbench.paceshop.taxonomy": {"CONSTRAINTS", "CONSTRAINTS_BY_TEXT", "ConstraintSpec", "PREFERENCES",
+    "shopbench.core.taxonomy": {"CONSTRAINTS", "CONSTRAINTS_BY_TEXT", "ConstraintSpec", "PREFERENCES",
                                     "PREFERENCES_BY_TEXT", "PreferenceSpec"},
 }  # fmt: skip
 # symbols of forbidden modules that carry no answer, each with the reason

@@ -6,6 +6,7 @@ import string
 import pandas as pd
 import pytest
 
+from shopbench.core import taxonomy
 from shopbench.judges import deterministic as det
 from shopbench.judges import oracle_rules
 from shopbench.judges import protocols as P
@@ -21,7 +22,6 @@ from shopbench.judges.sweep import (
 )
 from shopbench.judging import JudgeSpec, Judgment, ParseFailure, get_judge
 from shopbench.llm import Estimate, Gateway
-from shopbench.paceshop import taxonomy
 from shopbench.paths import PROMPTS_DIR
 
 JUDGES = ["local/checks", "local/oracle-rules", "local/always-bad", "local/random"]

@@ -10,9 +10,24 @@ import re
 
 import pytest
 
+from shopbench.core import (
+    Defect,
+    EvidencePool,
+    EvidenceSnippet,
+    Persona,
+    PersonaHistory,
+    PersonaPreferences,
+    PersonaProfile,
+    PersonaTaxonomy,
+    Product,
+    PurchaseItem,
+    Query,
+    Response,
+    ShoppingContext,
+)
+from shopbench.core import taxonomy as T
 from shopbench.llm import Gateway, register_local
 from shopbench.paceshop import checks as C
-from shopbench.paceshop import taxonomy as T
 from shopbench.paceshop.defects import (
     FABRICATED_CLAIMS,
     FABRICATED_HISTORY,
@@ -31,21 +46,6 @@ from shopbench.paceshop.generate import (
     violates,
 )
 from shopbench.paceshop.response_xml import bold_spans, from_xml, to_struct_json, to_xml
-from shopbench.paceshop.schema import (
-    Defect,
-    EvidencePool,
-    EvidenceSnippet,
-    Persona,
-    PersonaHistory,
-    PersonaPreferences,
-    PersonaProfile,
-    PersonaTaxonomy,
-    Product,
-    PurchaseItem,
-    Query,
-    Response,
-    ShoppingContext,
-)
 
 # ---- a small local world --------------------------------------------------------------------
 KINDS = {

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from shopbench.errors import InputError
 from shopbench.padme.sources import base, steered
 from shopbench.padme.sources.base import (
     SIMULATED_STEERING,
@@ -168,7 +169,7 @@ def test_action_plan_by_level():
 
 # ---- tau2 retail -------------------------------------------------------------------------------------
 def test_tau2_expected_action_replay(tau2):
-    from shopbench.padme.sources.tau2 import WRITE_TOOLS, replay_actions
+    from shopbench.domains.tau2_retail import WRITE_TOOLS, replay_actions
 
     data = tau2.data
     assert len(data.tasks) == 114 and len(tau2.tool_names()) == 16 and isinstance(tau2, TrajectorySource)
@@ -203,7 +204,7 @@ def _find_order(db, status, source=None):
 
 
 def test_tau2_tool_rules(tau2):
-    from shopbench.padme.sources.tau2 import RetailDB, RetailTools, ToolError
+    from shopbench.domains.tau2_retail import RetailDB, RetailTools, ToolError
 
     base_db = tau2.data.db
     tools = RetailTools(RetailDB(base_db))
@@ -235,7 +236,7 @@ def test_tau2_tool_rules(tau2):
 
 
 def test_tau2_reward_good_vs_bad(tau2):
-    from shopbench.padme.sources.tau2 import WRITE_TOOLS
+    from shopbench.domains.tau2_retail import WRITE_TOOLS
 
     picked = [t for t in tau2.tasks() if t.meta["n_writes"] and not tau2.gold(t)[1]][:8]
     assert len(picked) == 8
@@ -258,7 +259,7 @@ def test_tau2_reward_good_vs_bad(tau2):
 
 
 def test_tau2_communicate_info_counts(tau2):
-    from shopbench.padme.sources.tau2 import RetailDB, action_reward
+    from shopbench.domains.tau2_retail import RetailDB, action_reward
 
     t = next(t for t in tau2.tasks() if t.meta["communicate_info"] and not t.meta["n_writes"])
     good = tau2.rollout(t, RESOLVE, "good", "", SCRIPTED, 0)
@@ -290,7 +291,7 @@ _IDS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|#W\d+|\b[a-z]+_[a-z]+_\d{3,5}\b
 
 
 def test_tau2_user_never_invents_ids(tau2):
-    from shopbench.padme.sources.tau2 import ScriptedRetailUser
+    from shopbench.domains.tau2_retail import ScriptedRetailUser
 
     for t in tau2.tasks():
         ins = t.meta["instructions"]
@@ -336,7 +337,7 @@ def test_tau2_task_description_has_no_particulars(tau2):
 
 def test_tau2_malformed_folder(tmp_path):
     need(TAU2)
-    from shopbench.padme.sources.tau2 import Tau2DataError, load_tau2
+    from shopbench.domains.tau2_retail import Tau2DataError, load_tau2
 
     bad = tmp_path / "tau2"
     bad.mkdir()
@@ -345,24 +346,38 @@ def test_tau2_malformed_folder(tmp_path):
     tasks = json.loads((TAU2 / "tasks.json").read_text())[:3]
     tasks[1]["evaluation_criteria"]["actions"][0]["name"] = "frobnicate"
     (bad / "tasks.json").write_text(json.dumps(tasks))
-    with pytest.raises(Tau2DataError, match=r"tasks.json: task '1' \(entry \[1\]\): field 'evaluation_criteria"
-                                              r".actions\[0\].name' is 'frobnicate'"):  # fmt: skip
+    with pytest.raises(Tau2DataError, match=r"tasks.json, task '1' \(entry \[1\]\): field 'evaluation_criteria"
+                                              r".actions\[0\].name': is 'frobnicate', not a retail tool"):  # fmt: skip
         load_tau2(bad)
     del tasks[1]["user_scenario"]["instructions"]["reason_for_call"]
     tasks[1]["evaluation_criteria"]["actions"][0]["name"] = "calculate"
     (bad / "tasks.json").write_text(json.dumps(tasks))
     with pytest.raises(
-        Tau2DataError, match=r"task '1'.*'user_scenario.instructions.reason_for_call' is missing"
+        Tau2DataError, match=r"task '1'.*'user_scenario.instructions.reason_for_call': is missing"
     ):
+        load_tau2(bad)
+    tasks = json.loads((TAU2 / "tasks.json").read_text())[:3]
+    tasks[2]["id"] = tasks[0]["id"]
+    (bad / "tasks.json").write_text(json.dumps(tasks))
+    with pytest.raises(InputError, match=r"task id '0' appears twice \(entries \[0\] and \[2\]\)\. "
+                                         r"Fix: give every task its own id"):  # fmt: skip
         load_tau2(bad)
     (bad / "tasks.json").write_text("[{not json")
     with pytest.raises(Tau2DataError, match="tasks.json: not valid JSON"):
         load_tau2(bad)
+    (bad / "tasks.json").write_text('[{"id": "0", "id": "1"}]')
+    with pytest.raises(Tau2DataError, match="tasks.json: not valid JSON .*duplicate key"):
+        load_tau2(bad)
+    (bad / "tasks.json").write_bytes(b'[{"id": "caf\xe9"}]')
+    with pytest.raises(InputError, match=r"tasks.json, line 1: not UTF-8 text.*Fix: re-save the file as UTF-8"):
+        load_tau2(bad)
     (bad / "tasks.json").unlink()
     with pytest.raises(
-        Tau2DataError, match="tasks.json is missing; it is tau2-bench's published retail domain"
+        Tau2DataError, match="tasks.json: the file is missing. Fix: restore it: it is tau2-bench's published retail"
     ):
         load_tau2(bad)
+    with pytest.raises(Tau2DataError, match="tau2 data folder does not exist"):
+        load_tau2(tmp_path / "nowhere")
 
 
 class FakeGateway:
@@ -490,5 +505,31 @@ def test_recorded_pairs():
         assert p.worse.attempt == min(r.attempt for r in same if r.reward == 0.0)
         assert p.better.attempt == min(r.attempt for r in same if r.reward == 1.0)
     assert [p.pair_id for p in pairs] == [p.pair_id for p in recorded_pairs(rs, "task_resolution")]
-    with pytest.raises(RecordedDataError, match="do not exist; it is tau-bench's published"):
+    with pytest.raises(RecordedDataError, match="missing.json: the recorded trajectories do not exist. Fix: it is "
+                                                "tau-bench's published"):  # fmt: skip
         load_recorded(RECORDED.parent / "missing.json")
+
+
+def test_recorded_bad_input(tmp_path):
+    from shopbench.padme.sources.recorded import RecordedDataError, load_recorded
+
+    f = tmp_path / "gpt-4o-airline.json"
+    f.write_bytes(b'[{"task_id": 1, "reward": 1, "traj": [], "note": "caf\xe9"}]')
+    with pytest.raises(InputError, match=r"gpt-4o-airline.json, line 1: not UTF-8 text"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "reward": 1, "reward": 0, "traj": []}]')
+    with pytest.raises(RecordedDataError, match="not a JSON file .*duplicate key 'reward'"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "traj": []}]')
+    with pytest.raises(RecordedDataError, match=r"conversation \[0\] \(task_id=1\): field 'reward': is missing"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "reward": "high", "traj": []}]')
+    with pytest.raises(RecordedDataError, match="field 'reward': 'high' is not a number"):
+        load_recorded(f)
+    f.write_text('[{"task_id": 1, "reward": 1, "trial": "x", "traj": []}]')
+    with pytest.raises(RecordedDataError, match="field 'trial': 'x' is not an integer"):
+        load_recorded(f)
+    with pytest.raises(RecordedDataError, match="holds no \\*.json results file"):
+        load_recorded(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
+    f.write_text('[{"task_id": 1, "reward": 1, "trial": 0, "traj": [{"role": "user", "content": "hi"}]}]')
+    assert [r.reward for r in load_recorded(f)] == [1.0]

@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from shopbench.paceshop import taxonomy as T
+from shopbench.core import Persona, Product, Response
+from shopbench.core import taxonomy as T
 from shopbench.paceshop.assign import (
     assign_personas,
     coverage_table,
@@ -23,7 +24,6 @@ from shopbench.paceshop.personas import (
     render_summary,
     scaled_counts,
 )
-from shopbench.paceshop.schema import Persona, Product, Response
 from shopbench.paceshop.swaps import (
     ATTRIBUTE_CUES,
     HONOUR_CUES,

@@ -16,7 +16,7 @@ from shopbench.shopsim.types import (
     ShopProduct,
     ToolCall,
     ToolEvent,
-    Trajectory,
+    TrialRecord,
     Turn,
     UserReply,
     Variant,
@@ -94,7 +94,7 @@ def traj(turns, items=(), kind="general", probe=None, system_prompt="You are a s
     for t in turns:
         for pid in t.directive.reveal:
             revealed.setdefault(pid, t.index)
-    tr = Trajectory(sc, "agent", "user", system_prompt, list(turns), "goal_met", {}, revealed)
+    tr = TrialRecord(sc, "agent", "user", system_prompt, list(turns), "goal_met", {}, revealed)
     tr.final_cart = final_cart(tr)
     return tr
 

@@ -482,7 +482,7 @@ def test_tool_errors_never_raise(name, args, needle):
 
 def test_more_error_paths():
     s = _mini_store().session()
-    assert "not valid JSON" in s.execute(ToolCall("view_cart", "{oops"))["error"]  # type: ignore[arg-type]
+    assert "not valid JSON" in s.execute({"name": "view_cart", "arguments": "{oops"})["error"]
     assert "needs a 'name'" in s.execute({"arguments": {}})["error"]
     assert "expected a tool call" in s.execute(42)["error"]  # type: ignore[arg-type]
     _run(s, "add_to_cart", product_id="DE00001", quantity=8)

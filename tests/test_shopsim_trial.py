@@ -13,7 +13,7 @@ from shopbench.shopsim.scenario import ScenarioFactory
 from shopbench.shopsim.store import Store
 from shopbench.shopsim.sweep import TrajectoryStore, run_sweep
 from shopbench.shopsim.trial import run_trial
-from shopbench.shopsim.types import AgentStep, ToolCall, Trajectory
+from shopbench.shopsim.types import AgentStep, ToolCall, TrialRecord
 from shopbench.shopsim.user import ScriptedUser
 from shopbench.shopsim.verifier.outcomes import consistency
 
@@ -39,7 +39,7 @@ def test_same_seed_same_scenario_and_transcript(env):
     assert t1.termination == "goal_met" and t1.final_cart == s1.target
     assert consistency(t1, per_turn=True) == []  # replayed cart == controller's reads, every turn
     # JSON round trip keeps everything the verifier reads
-    back = Trajectory.from_dict(json.loads(json.dumps(t1.to_dict())))
+    back = TrialRecord.from_dict(json.loads(json.dumps(t1.to_dict())))
     assert back.to_dict() == t1.to_dict()
 
 

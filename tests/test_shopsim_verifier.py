@@ -16,7 +16,7 @@ from shopbench.shopsim.types import (
     ShopProduct,
     ToolCall,
     ToolEvent,
-    Trajectory,
+    TrialRecord,
     Turn,
     UserReply,
 )
@@ -62,7 +62,7 @@ def T(events=(), expected=(), frustration=1, message="hi", agent="ok", terminate
 
 
 def traj(items, turns, revealed_at=None, *, kind="general", difficulty=3, tier="direct", termination="max_turns",
-         final_cart=None, agent="a", seed=1) -> Trajectory:  # fmt: skip
+         final_cart=None, agent="a", seed=1) -> TrialRecord:  # fmt: skip
     """items: [(pid, qty, category)]; turns: T(...) dicts; events get turn = position, round = order."""
     goal = tuple(GoalItem(p, q, c) for p, q, c in items)
     sc = Scenario(seed=seed, kind=kind, difficulty=difficulty, tier=tier, breadth=1, items=goal, persona={},
@@ -72,7 +72,7 @@ def traj(items, turns, revealed_at=None, *, kind="general", difficulty=3, tier="
         evs = [ToolEvent(i, r, c, res) for r, (c, res) in enumerate(t["events"])]
         user = UserReply("", t["frustration"], t["message"], t["terminate"], None, t["expected"])
         ts.append(Turn(i, Directive(i, [], []), user, agent_message=t["agent"], events=evs))
-    out = Trajectory(sc, agent, "sim", "be helpful", ts, termination, {}, dict(revealed_at or {}))
+    out = TrialRecord(sc, agent, "sim", "be helpful", ts, termination, {}, dict(revealed_at or {}))
     from shopbench.shopsim.replay import final_cart as replayed
 
     out.final_cart = replayed(out) if final_cart is None else final_cart

@@ -410,12 +410,12 @@ def pairs_from_paceshop(records, n: int | None = None, seed: int = 0, criterion:
     """GOOD-versus-BAD sibling pairs: a BAD record (kind ``bad``) and the GOOD record it derives from
     (``base_record_id``), so query and persona are the same on both sides. The label is the GOOD side.
 
-    ``records``: :class:`~shopbench.paceshop.schema.Record` objects or dicts, or a build folder
+    ``records``: :class:`~shopbench.core.Record` objects or dicts, or a build folder
     (read with :func:`shopbench.paceshop.build.load_records`). Pairs are drawn one per GOOD record
     first (seeded), so ``n`` pairs cover ``n`` different query/persona contexts when possible.
     Persona swaps are not siblings on the same persona and are left out.
     """
-    from shopbench.paceshop.schema import Record
+    from shopbench.core import Record
 
     origin = "records"
     if isinstance(records, (str, Path)):

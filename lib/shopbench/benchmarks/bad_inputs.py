@@ -519,8 +519,8 @@ def _load_personas(path: Path) -> Any:
 
     if hasattr(personas, "load_personas"):
         return personas.load_personas(path)
+    from ..core import Persona
     from ..paceshop.io import read_jsonl
-    from ..paceshop.schema import Persona
 
     return read_jsonl(path, Persona)
 

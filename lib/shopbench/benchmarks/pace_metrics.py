@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from shopbench.paceshop.taxonomy import DEFECTS, FAMILIES, tier_combinations
+from shopbench.core.taxonomy import DEFECTS, FAMILIES, tier_combinations
 
 from ..metrics.pace.headline import headline_table
 from ..metrics.pace.run_table import FAMILY_TARGET, LOCATIONS, SWAP_AXES, TARGET_AXIS, location_field
@@ -93,7 +93,7 @@ def synthetic_run_table(
     n_bases: int = 680, protocols=PROTOCOLS, backbones=BACKBONES, seed: int = 0
 ) -> pd.DataFrame:
     """A realistic run table: ``n_bases`` GOOD records, each with BAD tiers 1–4 (admissible defect
-    combinations of :func:`~shopbench.paceshop.taxonomy.tier_combinations`) and one persona swap,
+    combinations of :func:`~shopbench.core.taxonomy.tier_combinations`) and one persona swap,
     judged once by every protocol × backbone with a skill that varies by run; 2 % parse failures and
     10 % of BAD verdicts citing a hallucinated evidence id."""
     rng = np.random.default_rng(seed)

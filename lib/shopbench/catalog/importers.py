@@ -24,10 +24,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..core import Product, Query
+from ..core import taxonomy as T
 from ..errors import InputError
-from ..paceshop import taxonomy as T
 from ..paceshop.io import read_json
-from ..paceshop.schema import Product, Query
 from .keywords import VERTICAL_KEYWORDS, normalize_query, pick_rule, tag_query
 
 EXAMPLE_COLUMNS = ["example_id", "query", "query_id", "product_id", "product_locale", "esci_label",

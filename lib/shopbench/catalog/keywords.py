@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..paceshop import taxonomy as T
+from ..core import taxonomy as T
 
 # ---- retail verticals (Table 10; 10–19 terms each, B.3.1) --------------------------------------
 VERTICAL_KEYWORDS: dict[str, list[str]] = {

@@ -19,8 +19,8 @@ import random
 import re
 from collections.abc import Sequence
 
-from ..paceshop import taxonomy as T
-from ..paceshop.schema import Product, Query
+from ..core import Product, Query
+from ..core import taxonomy as T
 from .keywords import VERTICAL_KEYWORDS, match_form, normalize_query, tag_query
 
 # Table 11 backbone counts: the mix of templates we draw from

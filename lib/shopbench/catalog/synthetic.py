@@ -30,8 +30,8 @@ import random
 import string
 from dataclasses import dataclass, field
 
-from ..paceshop import taxonomy as T
-from ..paceshop.schema import Product
+from ..core import Product
+from ..core import taxonomy as T
 
 # ---- facets: constraint-relevant facts a product can violate or honour --------------------------
 

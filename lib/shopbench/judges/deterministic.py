@@ -52,8 +52,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import Response, taxonomy
 from ..llm.local import register_local
-from ..paceshop import taxonomy
 from ..paceshop.checks import (
     EVIDENCE_ID,
     banned_strings,
@@ -67,7 +67,6 @@ from ..paceshop.checks import (
     rq_count_unique,
     xml_round_trip,
 )
-from ..paceshop.schema import Response
 from .protocols import (
     AXES,
     FAMILY_TARGET,

@@ -20,10 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..core import Response, taxonomy
 from ..llm.local import register_local
-from ..paceshop import taxonomy
 from ..paceshop.checks import EVIDENCE_ID, content_tokens
-from ..paceshop.schema import Response
 from ..paceshop.swaps import (
     ATTRIBUTE_CUES,
     HONOUR_CUES,

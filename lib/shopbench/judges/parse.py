@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core import Record
 from ..judging import ERROR_KINDS, Judgment, error_kind
-from ..paceshop.schema import Record
 from .protocols import JUDGMENT_FIELDS, Protocol, get_protocol
 
 STATUS_FIELDS: tuple[str, ...] = ("parse_ok", "parse_error", "parse_error_kind")

@@ -63,10 +63,9 @@ from statistics import fmean
 from typing import Any
 
 from ..context import Prompt
+from ..core import Record, taxonomy
 from ..judging import Invalid, JudgeSpec, judge
-from ..paceshop import taxonomy
 from ..paceshop.response_xml import to_struct_json
-from ..paceshop.schema import Record
 
 # ---- closed label sets -------------------------------------------------------------------------
 NONE = "NONE"

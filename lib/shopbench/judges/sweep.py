@@ -35,9 +35,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..core import Record
 from ..judging import resolve_backbone
 from ..llm import Call
-from ..paceshop.schema import Record
 from . import deterministic as _deterministic  # noqa: F401 - registers the local/… judges
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, STATUS_FIELDS, parse_judgment
 from .protocols import AXES, FAMILIES, LOCATIONS, NONE, get_protocol, gold_location_labels, messages, template

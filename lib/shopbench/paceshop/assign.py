@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .schema import Persona
+from ..core import Persona
 
 USE_WEIGHT = 3.0  # a persona used once more must save >= 3 value collisions to be preferred
 AXES = ("household", "budget", "quality", "urgency", "constraints", "preferences", "history", "holdout_flags")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from ..core import Defect, EvidencePool, Persona, Product, Query, Record, Response
+from ..core import taxonomy as T
 from ..paths import read_prompt
-from . import taxonomy as T
 from .io import write_json, write_jsonl
-from .schema import Defect, EvidencePool, Persona, Product, Query, Record, Response
 
 GENERATOR_OFFLINE = "offline-template-v1"
 

@@ -33,9 +33,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from . import taxonomy
+from ..core import Response, taxonomy
 from .response_xml import BOLD, bold_spans, from_xml, to_xml
-from .schema import Response
 
 MAX_OVERVIEW_CHARS = 350
 BOLD_COUNTS = (4, 5)

@@ -59,10 +59,9 @@ from __future__ import annotations
 import random
 import re
 
-from . import taxonomy
+from ..core import Defect, Persona, Response, taxonomy
 from .checks import MAX_LABEL_CHARS, content_tokens
 from .response_xml import BOLD
-from .schema import Defect, Persona, Response
 
 # INTENT_DRIFT: "an unrelated category drawn from a fixed off-intent pool" (ours; each ≤ 15 chars)
 OFF_INTENT_POOL: tuple[str, ...] = (

@@ -28,10 +28,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..core import EvidencePool, Persona, Product, Query, Response, taxonomy
 from ..paths import read_prompt
-from . import taxonomy
 from .checks import BANNED, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, _stem, run_checks
-from .schema import EvidencePool, Persona, Product, Query, Response
 
 OFFLINE_NAME = "offline-template-v1"
 PROMPT_NAME = "paceshop_good_generation"

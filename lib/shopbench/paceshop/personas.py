@@ -49,8 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import taxonomy as T
-from .schema import (
+from ..core import (
     Persona,
     PersonaHistory,
     PersonaPreferences,
@@ -60,6 +59,7 @@ from .schema import (
     PurchaseItem,
     ShoppingContext,
 )
+from ..core import taxonomy as T
 
 N_RAW_V1 = 200  # "200 public v1 personas" (B.2 step 3; Table 16)
 CONSTRAINT_SLOTS = sum(T.CONSTRAINT_FAMILIES.values())  # 1,905 family memberships over 1,200 personas

@@ -30,7 +30,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-from .schema import Response
+from ..core import Response
 
 BOLD = re.compile(r"\*\*([^*]+)\*\*")
 _CHILDREN = ("overview_text", "productCategoryList", "rqList", "attribution_list")

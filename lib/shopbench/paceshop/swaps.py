@@ -40,9 +40,9 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from . import taxonomy as T
+from ..core import Persona, Product, Response
+from ..core import taxonomy as T
 from .personas import render_summary, violates
-from .schema import Persona, Product, Response
 
 SWAP_AXES = ("budget", "hard_constraint", "brand", "attribute")
 

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pandas as pd
 
+from ..core import taxonomy as T
 from . import reported
-from . import taxonomy as T
 from .build import BuildResult
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from ..core.conversation import Trajectory
+
 LEVELS = ("bad", "ok", "good")
 RANK = {lvl: i for i, lvl in enumerate(LEVELS)}
 CONTRASTS: tuple[tuple[str, str], ...] = (("bad", "ok"), ("ok", "good"), ("bad", "good"))
@@ -66,36 +68,8 @@ class Context:
     seed: int = 0
 
 
-@dataclass
-class Rollout:
-    """One trajectory x: the complete record of a user-agent session under one steering level.
-
-    ``messages`` are OpenAI-format chat messages (system / user / assistant with optional
-    ``tool_calls`` / tool); the system message holds the agent's prompt with the H.3 wrapper.
-    ``reward`` is the environment's reward when the source has one (τ²-bench action reward)."""
-
-    rollout_id: str
-    task_id: str
-    domain: str
-    source: str
-    criterion: str
-    level: str  # bad | ok | good
-    steering: str  # the instruction s_{c,t,ℓ} (empty for recorded trajectories)
-    agent_model: str
-    user_model: str
-    seed: int
-    attempt: int
-    messages: list[dict]
-    reward: float | None = None
-    usage: dict[str, float] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Rollout:
-        return _from(cls, d)
+# A PADMÉ rollout is the core trajectory type: one conversation with its steering labels.
+Rollout = Trajectory
 
 
 @dataclass

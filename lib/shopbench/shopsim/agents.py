@@ -25,9 +25,10 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Generator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from .. import strictjson
+from ..env.protocols import Agent as Agent  # the one agent protocol (observation = the shop's intent)
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import AgentStep, ToolCall
 from .user import TOOL_ARGS, load_prompt
@@ -45,18 +46,6 @@ def default_system_prompt() -> str:
 
 
 JSON_PROMPT_STEM = "shopsim_agent_json"
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """The agent under test: one ``step`` per tool-call round (see the module docstring)."""
-
-    name: str
-    system_prompt: str
-
-    def reset(self, trial_id: str) -> None: ...
-
-    def step(self, messages: list[dict], intent: list[dict]) -> AgentStep: ...
 
 
 # ---- scripted reference agents ---------------------------------------------------------------

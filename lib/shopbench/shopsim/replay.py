@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .registry import CART_WRITES
-from .types import ToolEvent, Trajectory
+from .types import ToolEvent, TrialRecord
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,11 @@ def replay_events(events: Iterable[ToolEvent]) -> list[Mutation]:
     return out
 
 
-def replay(traj: Trajectory) -> list[Mutation]:
+def replay(traj: TrialRecord) -> list[Mutation]:
     return replay_events(traj.events)
 
 
-def final_cart(traj: Trajectory) -> dict[str, int]:
+def final_cart(traj: TrialRecord) -> dict[str, int]:
     """The reconstructed final mapping from product to quantity."""
     m = replay(traj)
     return dict(m[-1].cart) if m else {}
@@ -63,7 +63,7 @@ def cart_before(events: list[ToolEvent], index: int) -> dict[str, int]:
     return dict(m[-1].cart) if m else {}
 
 
-def cart_after_turn(traj: Trajectory, turn: int) -> dict[str, int]:
+def cart_after_turn(traj: TrialRecord, turn: int) -> dict[str, int]:
     """The replayed cart at the end of agent turn ``turn``."""
     m = [x for x in replay(traj) if x.turn <= turn]
     return dict(m[-1].cart) if m else {}

@@ -261,16 +261,18 @@ class ShopSession:
     # ---- dispatch -----------------------------------------------------------------------------
     def execute(self, call: ToolCall | dict) -> dict[str, Any]:
         """Run one tool call; never raises (bad input -> ``{"error": message}``)."""
+        name: Any = "?"
         try:
             if isinstance(call, dict):
                 if not isinstance(call.get("name"), str):
                     return {"error": "a tool call needs a 'name' (one of: " + ", ".join(TOOL_NAMES) + ")"}
-                call = ToolCall.from_dict(call)
-            if not isinstance(call, ToolCall):
+                name, args = call["name"], call.get("arguments", {})  # raw: may be JSON text
+            elif isinstance(call, ToolCall):
+                name, args = call.name, call.arguments
+            else:
                 return {"error": f"expected a tool call, got {type(call).__name__}"}
-            if call.name not in _SPEC:
-                return {"error": f"unknown tool {call.name!r}; available tools: {', '.join(TOOL_NAMES)}"}
-            args = call.arguments
+            if name not in _SPEC:
+                return {"error": f"unknown tool {name!r}; available tools: {', '.join(TOOL_NAMES)}"}
             if args is None:
                 args = {}
             if isinstance(args, str):
@@ -278,15 +280,15 @@ class ShopSession:
                     args = json.loads(args) if args.strip() else {}
                 except json.JSONDecodeError as e:
                     return {
-                        "error": f"arguments of {call.name} are not valid JSON ({e.msg}); pass a JSON object"
+                        "error": f"arguments of {name} are not valid JSON ({e.msg}); pass a JSON object"
                     }
             if not isinstance(args, dict):
-                return {"error": f"arguments of {call.name} must be a JSON object, got {json.dumps(args)}"}
-            return getattr(self, f"_t_{call.name}")(**_check_args(call.name, args))
+                return {"error": f"arguments of {name} must be a JSON object, got {json.dumps(args)}"}
+            return getattr(self, f"_t_{name}")(**_check_args(name, args))
         except _ArgError as e:
             return {"error": str(e)}
         except Exception as e:  # a tool must never take the trial down
-            return {"error": f"internal error in {getattr(call, 'name', '?')}: {type(e).__name__}: {e}"}
+            return {"error": f"internal error in {name}: {type(e).__name__}: {e}"}
 
     # ---- helpers ------------------------------------------------------------------------------
     def _product(self, product_id: str) -> ShopProduct:

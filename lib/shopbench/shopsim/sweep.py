@@ -18,7 +18,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .trial import run_trial
-from .types import CONTRACT_VERSION, Scenario, Trajectory
+from .types import CONTRACT_VERSION, Scenario, TrialRecord
 
 
 def _safe(name: str) -> str:
@@ -55,14 +55,14 @@ class TrajectoryStore:
     def done_ids(self, agent: str) -> set[str]:
         return {r["trial_id"] for r in self._read(agent)}
 
-    def append(self, traj: Trajectory) -> None:
+    def append(self, traj: TrialRecord) -> None:
         line = json.dumps(traj.to_dict(), sort_keys=True) + "\n"
         with self.path(traj.agent).open("a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
 
-    def load(self, agent: str) -> list[Trajectory]:
+    def load(self, agent: str) -> list[TrialRecord]:
         out = []
         for r in self._read(agent):
             if r.get("contract_version") != CONTRACT_VERSION:
@@ -70,7 +70,7 @@ class TrajectoryStore:
                     f"{self.path(agent)}: trajectory {r.get('trial_id')} has scoring contract "
                     f"{r.get('contract_version')!r}, this code writes {CONTRACT_VERSION!r}; delete the file to re-run"
                 )
-            out.append(Trajectory.from_dict(r))
+            out.append(TrialRecord.from_dict(r))
         return out
 
     def agents(self) -> list[str]:
@@ -85,11 +85,11 @@ def run_sweep(
     out: TrajectoryStore,
     *,
     progress: bool = True,
-) -> dict[str, list[Trajectory]]:
+) -> dict[str, list[TrialRecord]]:
     """Run every agent (name -> factory) on every scenario; skip trials already in ``out``.
 
     Returns all trajectories per agent (finished earlier plus new), in scenario order."""
-    result: dict[str, list[Trajectory]] = {}
+    result: dict[str, list[TrialRecord]] = {}
     for name, make in agents.items():
         done = out.done_ids(name)
         todo = [s for s in scenarios if s.trial_id not in done]
@@ -107,5 +107,5 @@ def run_sweep(
     return result
 
 
-def load_all(out: TrajectoryStore, agents: Iterable[str] | None = None) -> list[Trajectory]:
+def load_all(out: TrajectoryStore, agents: Iterable[str] | None = None) -> list[TrialRecord]:
     return [t for a in (agents or out.agents()) for t in out.load(a)]

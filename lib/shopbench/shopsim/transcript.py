@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from .types import ShopProduct, ToolEvent, Trajectory
+from .types import ShopProduct, ToolEvent, TrialRecord
 
 
 def _result_line(e: ToolEvent) -> str:
@@ -31,7 +31,7 @@ def _args(a: Mapping) -> str:
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in a.items())
 
 
-def target_table(traj: Trajectory, products: Mapping[str, ShopProduct]) -> str:
+def target_table(traj: TrialRecord, products: Mapping[str, ShopProduct]) -> str:
     rows = ["| product | title | qty | variant | first requested at message |", "|---|---|---|---|---|"]
     for g in traj.scenario.items:
         p = products.get(g.product_id)
@@ -43,7 +43,7 @@ def target_table(traj: Trajectory, products: Mapping[str, ShopProduct]) -> str:
 
 
 def render_journey(
-    traj: Trajectory,
+    traj: TrialRecord,
     products: Mapping[str, ShopProduct],
     turns: Sequence[int] | None = None,
     width: int = 400,

@@ -1,6 +1,7 @@
 """The data model of the shop environment (seed 002, Sections 3-4): everything a trial precommits,
 everything it records, and nothing else. Plain dataclasses with ``to_dict``/``from_dict`` so a
-trajectory round-trips through JSONL unchanged.
+trial record round-trips through JSONL unchanged. Tool calls and agent steps are the shared types
+of :mod:`shopbench.core` and :mod:`shopbench.env`.
 
 Vocabulary (seed 002 §3.4): a *turn* is one customer message plus one agent turn, and an agent turn
 may span several tool-call *rounds*. Customer-message indices start at 0 (the opening message).
@@ -11,7 +12,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-CONTRACT_VERSION = "shopsim-1"  # stamped on every trajectory and score artefact (App. I)
+from ..core.conversation import ToolCall
+from ..env.protocols import AgentStep as AgentStep  # the one agent-step type of every domain
+
+CONTRACT_VERSION = "shopsim-1"  # stamped on every trial record and score artefact (App. I)
 
 TrialKind = Literal["general", "grocery", "refusal"]
 Tier = Literal["direct", "light", "multi_item", "complex"]
@@ -70,27 +74,6 @@ class ShopProduct:
     def from_dict(cls, d: dict) -> ShopProduct:
         d = dict(d)
         d["variants"] = tuple(Variant(**v) if isinstance(v, dict) else v for v in d.get("variants", ()))
-        return _from(cls, d)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call as issued (or as expected by the simulator): name plus JSON arguments."""
-
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    call_id: str = ""
-
-    def signature(self) -> str:
-        import json
-
-        return f"{self.name}:{json.dumps(self.arguments, sort_keys=True)}"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ToolCall:
         return _from(cls, d)
 
 
@@ -234,17 +217,6 @@ class UserReply:
 
 
 @dataclass
-class AgentStep:
-    """One round of the agent under test: text for the customer and/or tool calls to execute. An
-    agent turn ends at the first step without tool calls."""
-
-    message: str | None = None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    error: str | None = None  # the agent failed to produce a usable step (recorded, never raised)
-    usage: dict[str, float] = field(default_factory=dict)  # prompt_tokens, completion_tokens, cost_usd
-
-
-@dataclass
 class Turn:
     """One customer message and the agent turn that answers it, with the controller's records."""
 
@@ -286,8 +258,11 @@ class Turn:
 
 
 @dataclass
-class Trajectory:
-    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1)."""
+class TrialRecord:
+    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1). It
+    is the shop domain's record (scenario, directives, tool log, cart reads); the conversation as
+    the one :class:`shopbench.core.Trajectory` is
+    :func:`shopbench.shopsim.environment.trial_messages` of it."""
 
     scenario: Scenario
     agent: str
@@ -326,7 +301,7 @@ class Trajectory:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Trajectory:
+    def from_dict(cls, d: dict) -> TrialRecord:
         return cls(
             scenario=Scenario.from_dict(d["scenario"]),
             agent=d["agent"],
@@ -340,3 +315,8 @@ class Trajectory:
             wall_s=d.get("wall_s", 0.0),
             contract_version=d.get("contract_version", CONTRACT_VERSION),
         )
+
+
+# The old name, for the modules that still import it (verifier/judge.py, verifier/rubrics.py,
+# verifier/battery.py and experiment.py are other tasks' files); new code uses TrialRecord.
+Trajectory = TrialRecord

@@ -7,7 +7,8 @@ reason, and the chain of tool calls it expects the agent to make in response to 
 about to send." (§3.4) It "voices the customer's needs in character rather than quoting or
 paraphrasing a search payload, a product identifier, a price, or a stock count." (§3.4)
 
-Two simulators share the :class:`UserSimulator` protocol:
+Two simulators share the :class:`ShopUser` protocol (behind :class:`shopbench.env.UserSimulator` through
+:class:`shopbench.shopsim.environment.ShopCustomer`):
 
 - :class:`ScriptedUser`, the deterministic offline default. It writes each message from the reveal
   controller's directive and the six App. C persona dimensions, rates frustration by fixed rules and
@@ -52,7 +53,7 @@ from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import Directive, GoalItem, Scenario, ShopProduct, ToolCall, Turn, UserReply
 
 __all__ = [
-    "TOOL_ARGS", "USER_SCHEMA", "LLMUser", "ScriptedUser", "SimulatorError", "Style", "UserSimulator",
+    "TOOL_ARGS", "USER_SCHEMA", "LLMUser", "ScriptedUser", "ShopUser", "SimulatorError", "Style",
     "load_prompt", "parse_user_reply", "persona_style", "probe_query", "render_directive", "render_persona",
     "render_target_cart", "render_transcript",
 ]  # fmt: skip
@@ -67,7 +68,7 @@ class SimulatorError(RuntimeError):
 
 
 @runtime_checkable
-class UserSimulator(Protocol):
+class ShopUser(Protocol):
     """The customer side of a trial. ``history`` holds the finished turns; ``cart`` is the
     ground-truth cart the controller read after the last agent turn."""
 

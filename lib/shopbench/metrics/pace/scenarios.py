@@ -25,7 +25,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from shopbench.paceshop.taxonomy import FAMILIES
+from shopbench.core.taxonomy import FAMILIES
 
 from .run_table import C_FAMILIES, PERSONA_HISTORY_FAMILY, PRODUCT_EVIDENCE_FAMILY, prepare
 from .spec import MetricSpec, _frame, metric, safe_div

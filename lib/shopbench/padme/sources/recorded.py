@@ -22,16 +22,21 @@ A recorded rollout's ``level`` carries its outcome, not a steering level: ``"goo
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ...annotate.pairs import PairImportError, _tau_messages
+from ...errors import InputError, read_text
+from ...strictjson import StrictJSONError
+from ...strictjson import loads as strict_loads
 from ..types import Criterion, Pair, Rollout
 
 __all__ = ["RECORDED_SOURCE", "RecordedDataError", "load_recorded", "recorded_pairs"]
+
+MAX_BYTES = 256_000_000  # a results file of many conversations is larger than strictjson's 2 MB default
 
 RECORDED_SOURCE = "recorded (tau-bench results file)"
 DATA_HINT = (
@@ -41,7 +46,7 @@ DATA_HINT = (
 )
 
 
-class RecordedDataError(ValueError):
+class RecordedDataError(InputError):
     """A recorded-trajectory file is missing or malformed."""
 
 
@@ -49,10 +54,10 @@ def _files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(p for p in path.glob("*.json") if p.is_file())
         if not files:
-            raise RecordedDataError(f"{path} holds no *.json results file; {DATA_HINT}")
+            raise RecordedDataError("the folder holds no *.json results file", file=path, fix=DATA_HINT)
         return files
     if not path.exists():
-        raise RecordedDataError(f"recorded trajectories {path} do not exist; {DATA_HINT}")
+        raise RecordedDataError("the recorded trajectories do not exist", file=path, fix=DATA_HINT)
     return [path]
 
 
@@ -62,34 +67,47 @@ def _names(stem: str) -> tuple[str, str]:
     return (model or stem), (domain or "unknown")
 
 
+def _read(f: Path) -> list:
+    try:
+        data = strict_loads(read_text(f, "results file"), max_bytes=MAX_BYTES)  # non-UTF-8: line and byte
+    except StrictJSONError as e:
+        raise RecordedDataError(f"not a JSON file ({e})", file=f, fix="restore the published file") from None
+    if not isinstance(data, list):
+        raise RecordedDataError(f"expected a JSON list of conversations, got {type(data).__name__}", file=f)
+    return data
+
+
+def _checked(f: Path, i: int, conv: Any) -> tuple[float, int]:
+    """(reward, trial) of conversation ``i``, every message validated."""
+    if not isinstance(conv, dict):
+        raise RecordedDataError(f"is a {type(conv).__name__}, not an object", file=f, where=f"conversation [{i}]")
+    where = f"conversation [{i}] (task_id={conv.get('task_id')!r})"
+    for key in ("task_id", "reward", "traj"):
+        if key not in conv:
+            raise RecordedDataError("is missing", file=f, where=where, field=key)
+    try:
+        _tau_messages(f, i, conv)  # validates every message (role, tool calls)
+    except PairImportError as e:
+        raise RecordedDataError(str(e)) from None
+    try:
+        reward = float(conv["reward"])
+    except (TypeError, ValueError):
+        raise RecordedDataError(f"{conv['reward']!r} is not a number", file=f, where=where, field="reward") from None
+    try:
+        trial = int(conv.get("trial") or 0)
+    except (TypeError, ValueError):
+        raise RecordedDataError(f"{conv['trial']!r} is not an integer", file=f, where=where, field="trial") from None
+    return reward, trial
+
+
 def load_recorded(path: str | Path) -> list[Rollout]:
     """Every conversation of a tau-bench results file (or of each ``*.json`` in a folder) as a
     :class:`Rollout` (source ``"recorded"``, ``reward`` from the file)."""
     out: list[Rollout] = []
     for f in _files(Path(path)):
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise RecordedDataError(f"{f}: not a JSON file ({e}); restore the published file") from None
-        if not isinstance(data, list):
-            raise RecordedDataError(f"{f}: expected a JSON list of conversations, got {type(data).__name__}")
         model, domain = _names(f.stem)
-        for i, conv in enumerate(data):
-            if not isinstance(conv, dict):
-                raise RecordedDataError(f"{f}: conversation [{i}] is a {type(conv).__name__}, not an object")
-            for key in ("task_id", "reward", "traj"):
-                if key not in conv:
-                    raise RecordedDataError(f"{f}: conversation [{i}] (task_id={conv.get('task_id')!r}) has no "
-                                            f"field '{key}'")  # fmt: skip
-            try:
-                reward = float(conv["reward"])
-                _tau_messages(f, i, conv)  # validates every message (role, tool calls)
-            except (TypeError, ValueError) as e:
-                if isinstance(e, PairImportError):
-                    raise RecordedDataError(str(e)) from None
-                raise RecordedDataError(f"{f}: conversation [{i}] (task_id={conv['task_id']!r}): field 'reward' "
-                                        f"{conv['reward']!r} is not a number") from None  # fmt: skip
-            trial = int(conv.get("trial") or 0)
+        for i, conv in enumerate(_read(f)):
+            reward, trial = _checked(f, i, conv)
             task_id = f"{domain}-{conv['task_id']}"
             info = conv.get("info") or {}
             task = info.get("task") if isinstance(info, dict) else None

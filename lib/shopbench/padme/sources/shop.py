@@ -26,13 +26,12 @@ Rollouts run :func:`shopbench.shopsim.trial.run_trial` with the scripted custome
   with the H.3 wrapper appended.
 
 reward = exact-cart success (1.0 / 0.0) from ``shopsim.verifier.outcomes.trial_outcomes``. The
-``shopsim.types.Trajectory`` becomes OpenAI messages: the system prompt, each customer message, one
-assistant message with ``tool_calls`` per tool round followed by the tool results, the agent's reply.
+trial record becomes the rollout's OpenAI messages through
+:func:`shopbench.shopsim.environment.trial_messages`.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
@@ -40,11 +39,12 @@ from typing import Any
 
 from ...shopsim.agents import LLMAgent, ScriptedAgent, default_system_prompt
 from ...shopsim.catalog import control_catalog
+from ...shopsim.environment import trial_messages
 from ...shopsim.registry import TOOL_NAMES
 from ...shopsim.scenario import ScenarioFactory
 from ...shopsim.store import Store
 from ...shopsim.trial import run_trial
-from ...shopsim.types import AgentStep, Scenario, Trajectory
+from ...shopsim.types import AgentStep, Scenario
 from ...shopsim.user import LLMUser, ScriptedUser
 from ...shopsim.verifier.outcomes import trial_outcomes
 from ..types import Context, Criterion, Rollout, Task
@@ -59,7 +59,7 @@ from .base import (
 )
 from .steered import action_plan, conduct_of, style_message
 
-__all__ = ["STYLE_WORDS", "SteeredShopAgent", "ShopSource", "trajectory_messages"]
+__all__ = ["STYLE_WORDS", "SteeredShopAgent", "ShopSource"]
 
 STYLE_WORDS = {
     "batch": "all at once or in a few batches",
@@ -118,32 +118,6 @@ class SteeredShopAgent(ScriptedAgent):
         if step.message and not step.tool_calls:
             step.message = style_message(step.message, self.criterion, self.level, self.rng)
         return step
-
-
-def _tool_call(call) -> dict:
-    return {"id": call.call_id, "type": "function",
-            "function": {"name": call.name, "arguments": json.dumps(call.arguments, sort_keys=True)}}  # fmt: skip
-
-
-def trajectory_messages(traj: Trajectory) -> list[dict]:
-    """A shop trajectory as OpenAI-format messages (see the module docstring). An agent error is
-    not a message; the rollout's ``meta`` records it."""
-    msgs: list[dict] = [{"role": "system", "content": traj.system_prompt}]
-    for t in traj.turns:
-        msgs.append({"role": "user", "content": t.user.message})
-        rounds: dict[int, list] = {}
-        for e in t.events:
-            rounds.setdefault(e.round, []).append(e)
-        for r in sorted(rounds):
-            evs = rounds[r]
-            msgs.append(
-                {"role": "assistant", "content": None, "tool_calls": [_tool_call(e.call) for e in evs]}
-            )
-            msgs.extend({"role": "tool", "tool_call_id": e.call.call_id, "name": e.call.name,
-                         "content": json.dumps(e.result)} for e in evs)  # fmt: skip
-        if t.agent_message:
-            msgs.append({"role": "assistant", "content": t.agent_message})
-    return msgs
 
 
 def _join(words: Sequence[str]) -> str:
@@ -268,7 +242,7 @@ class ShopSource:
         usage = dict(traj.usage.get("agent") or {})
         return rollout_record(
             source=self.name, task=task, criterion=criterion, level=level, steering=steering, context=context,
-            attempt=attempt, messages=trajectory_messages(traj), reward=float(out.exact_cart_success), usage=usage,
+            attempt=attempt, messages=trial_messages(traj), reward=float(out.exact_cart_success), usage=usage,
             meta={"termination": traj.termination, "trial_id": traj.trial_id, "precision": out.precision,
                   "recall": out.recall, "final_cart": out.final_cart, "target": sc.target,
                   "agent_errors": [t.agent_error for t in traj.turns if t.agent_error],

@@ -17,7 +17,7 @@ conditions: the *transcript* is what the agent saw (messages and the tool calls/
 environment's structured tool log (turn, round, call, result), which state replay reads, belongs to the
 *state* condition together with the target, catalog, termination record and final cart. Claim checks need
 the catalog (titles in prose map to catalog rows), so they start at *state*. Questions needing a model
-(claims, tool-call pairs/extras) rebuild a Trajectory from the view's fields only and call
+(claims, tool-call pairs/extras) rebuild a TrialRecord from the view's fields only and call
 ``judged_metrics`` / the judge on it.
 """
 
@@ -37,7 +37,7 @@ from ..types import (
     ShopProduct,
     ToolCall,
     ToolEvent,
-    Trajectory,
+    TrialRecord,
     Turn,
     UserReply,
 )
@@ -54,7 +54,7 @@ class MissingEvidence(LookupError):
     """The view lacks a field the question needs: the answer can only be inferred."""
 
 
-def _transcript(traj: Trajectory) -> list[dict]:
+def _transcript(traj: TrialRecord) -> list[dict]:
     return [
         {
             "turn": t.index,
@@ -69,7 +69,7 @@ def _transcript(traj: Trajectory) -> list[dict]:
 
 
 def evidence_view(
-    traj: Trajectory, condition: str, products: Mapping[str, ShopProduct] | None = None
+    traj: TrialRecord, condition: str, products: Mapping[str, ShopProduct] | None = None
 ) -> dict:
     """The evidence one condition retains (plus trial metadata: trial_id, agent, kind, seed).
 
@@ -133,8 +133,8 @@ def _items(view: Mapping) -> tuple[GoalItem, ...]:
     )
 
 
-def rebuild_trajectory(view: Mapping) -> Trajectory:
-    """A Trajectory holding only the view's evidence (absent fields left empty), for the model-based
+def rebuild_trajectory(view: Mapping) -> TrialRecord:
+    """A TrialRecord holding only the view's evidence (absent fields left empty), for the model-based
     checks whose API takes a trajectory."""
     meta = view["meta"]
     sched = view.get("reveal_schedule", {})
@@ -167,7 +167,7 @@ def rebuild_trajectory(view: Mapping) -> Trajectory:
         seed=int(meta["seed"]), kind=meta["kind"], difficulty=0, tier="direct", breadth=0, items=_items(view),
         persona={}, max_turns=len(turns), style=sched.get("style", "batch"),
     )  # fmt: skip
-    return Trajectory(
+    return TrialRecord(
         scenario=sc,
         agent=meta["agent"],
         user="",
@@ -291,7 +291,7 @@ def attempt(view: Mapping, question: Question, ctx: Any) -> tuple[str, Any]:
 
 
 def ablation_answers(
-    traj: Trajectory, products: Mapping[str, ShopProduct], judge: Any = None
+    traj: TrialRecord, products: Mapping[str, ShopProduct], judge: Any = None
 ) -> dict[str, dict[str, tuple[str, Any]]]:
     """question key -> condition -> (label, answer) for one trajectory."""
     ctx = _Ctx(judge if judge is not None else battery._resolve_judge(True))
@@ -300,7 +300,7 @@ def ablation_answers(
 
 
 def ablation_table(
-    trajs: Sequence[Trajectory], products: Mapping[str, ShopProduct], judge: Any = None
+    trajs: Sequence[TrialRecord], products: Mapping[str, ShopProduct], judge: Any = None
 ) -> pd.DataFrame:
     """Table 2: one row per question, a label column per condition ("Rule"/"Model"/"Hybrid" when the
     question was answered on at least one trajectory, else "Infer") and ``n_<condition>``, the number of

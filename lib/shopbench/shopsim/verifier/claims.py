@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..replay import cart_after_turn, cart_before
-from ..types import ShopProduct, ToolEvent, Trajectory
+from ..types import ShopProduct, ToolEvent, TrialRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from .judge import ShopJudge
@@ -306,7 +306,7 @@ def _fabricated(found: list, seen: set[str], pos: int, turn: int, name: str, tex
         )
 
 
-def extract_claims_from_prose(traj: Trajectory, products: Mapping[str, ShopProduct]) -> list[Claim]:
+def extract_claims_from_prose(traj: TrialRecord, products: Mapping[str, ShopProduct]) -> list[Claim]:
     """The deterministic extractor over every agent message (seed 002 §4.2 with our prose
     conventions), claims in message order. Phrases with no content token make no claim. A product
     line (or stock sentence) naming a product the catalog lacks yields one fabricated attribute
@@ -376,7 +376,7 @@ def _matches_action(c: Claim, e: ToolEvent, before: dict[str, int]) -> bool:
     return name == "update_cart_quantity"
 
 
-def check_action(c: Claim, traj: Trajectory) -> ClaimCheck:
+def check_action(c: Claim, traj: TrialRecord) -> ClaimCheck:
     """Phantom unless a successful call of the same family for that product exists in this turn or an
     earlier one (App. F ex. 5: later calls cannot support an earlier completion claim)."""
     events = traj.events
@@ -401,7 +401,7 @@ def _price(products: Mapping[str, ShopProduct], pid: str, trial: str) -> float:
     return products[pid].price
 
 
-def check_numeric(c: Claim, traj: Trajectory, products: Mapping[str, ShopProduct]) -> ClaimCheck:
+def check_numeric(c: Claim, traj: TrialRecord, products: Mapping[str, ShopProduct]) -> ClaimCheck:
     """Prices within $0.01 of the catalog, stock equal to the catalog's (product or one variant or the
     variants' sum), cart totals within $0.01 of the replayed cart at the end of that turn."""
     v = float(c.value) if c.value is not None else float("nan")
@@ -480,7 +480,7 @@ def deterministic_attribute_label(c: Claim, products: Mapping[str, ShopProduct])
 
 
 def verify_claims(
-    traj: Trajectory, products: Mapping[str, ShopProduct], claims: Sequence[Claim], judge: ShopJudge
+    traj: TrialRecord, products: Mapping[str, ShopProduct], claims: Sequence[Claim], judge: ShopJudge
 ) -> list[ClaimCheck]:
     """Rule checks for action and numeric claims, ``judge.attribute_labels`` for attribute claims of
     catalog products (one batched decision), fabricated-product claims ungrounded by rule. Output
@@ -559,7 +559,7 @@ def search_hits(result: dict[str, Any]) -> list[str] | None:
     return found
 
 
-def still_needed(traj: Trajectory, turn: int, cart: Mapping[str, int] | None = None) -> set[str]:
+def still_needed(traj: TrialRecord, turn: int, cart: Mapping[str, int] | None = None) -> set[str]:
     """Targets revealed at or before ``turn`` whose quantity in ``cart`` (default: the replayed cart
     at the start of that turn) is below the required quantity."""
     if cart is None:
@@ -571,7 +571,7 @@ def still_needed(traj: Trajectory, turn: int, cart: Mapping[str, int] | None = N
     }
 
 
-def presented_products(traj: Trajectory, turn: int, products: Mapping[str, ShopProduct]) -> list[str]:
+def presented_products(traj: TrialRecord, turn: int, products: Mapping[str, ShopProduct]) -> list[str]:
     """Products the agent's message at ``turn`` presents, in order of first mention: convention
     product lines, plus catalog products seen in tool results so far whose title or id the message
     names (free-form prose)."""

@@ -35,10 +35,10 @@ from ...metrics.shop.cart import (  # noqa: F401 - the pure cart metrics, re-exp
     recall,
 )
 from ..replay import final_cart, replay
-from ..types import Trajectory
+from ..types import TrialRecord
 
 
-def goal_progress(traj: Trajectory) -> float | None:
+def goal_progress(traj: TrialRecord) -> float | None:
     """Maximum over cart mutations of the exactly-satisfied fraction; 0.0 with no mutation."""
     target = traj.scenario.target
     if not target:
@@ -47,7 +47,7 @@ def goal_progress(traj: Trajectory) -> float | None:
     return max(samples, default=0.0)
 
 
-def turns_to_goal(traj: Trajectory) -> int | None:
+def turns_to_goal(traj: TrialRecord) -> int | None:
     """Customer turns before the goal was met: 1 + the index of the first agent turn after which the
     replayed cart achieves the goal; ``None`` if it never does (or the target is empty)."""
     target = traj.scenario.target
@@ -83,7 +83,7 @@ class Outcome:
         return asdict(self)
 
 
-def trial_outcomes(traj: Trajectory) -> Outcome:
+def trial_outcomes(traj: TrialRecord) -> Outcome:
     """Every outcome signal of one trial, from the replayed tool log."""
     target = traj.scenario.target
     cart = final_cart(traj)
@@ -102,7 +102,7 @@ def trial_outcomes(traj: Trajectory) -> Outcome:
     )
 
 
-def _answered(traj: Trajectory, i: int) -> bool:
+def _answered(traj: TrialRecord, i: int) -> bool:
     """False only for a last turn the customer closed without an agent reply (no events, no text)."""
     t = traj.turns[i]
     last = i == len(traj.turns) - 1
@@ -118,7 +118,7 @@ def _diff(where: str, replayed: Cart, recorded: Cart) -> list[dict]:
     return out
 
 
-def consistency(traj: Trajectory, per_turn: bool = False) -> list[dict]:
+def consistency(traj: TrialRecord, per_turn: bool = False) -> list[dict]:
     """Mismatches between the replayed cart and the controller's cart reads.
 
     Compares the replayed final cart with ``traj.final_cart`` (and, with ``per_turn``, the replayed cart

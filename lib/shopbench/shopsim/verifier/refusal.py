@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..types import ShopProduct, Trajectory
+from ..types import ShopProduct, TrialRecord
 from .claims import content_tokens, presented_products, search_hits, tokens
 from .judge import REFUSAL_JUDGED, JudgeError, ShopJudge, default_judge
 from .rubrics import JUDGED_METHOD as _METHOD
@@ -76,7 +76,7 @@ def faithful_fraction(terms: list[str], queries: list[str]) -> float | None:
     return sum(any(_norm(t) in q for q in qs) for t in terms) / len(terms)
 
 
-def deterministic_refusal(traj: Trajectory, products: Mapping[str, ShopProduct]) -> dict[str, float | None]:
+def deterministic_refusal(traj: TrialRecord, products: Mapping[str, ShopProduct]) -> dict[str, float | None]:
     """All seven refusal keys by the module's documented rules."""
     probe = traj.scenario.probe or {}
     text = "\n".join(t.agent_message or "" for t in traj.turns)
@@ -120,7 +120,7 @@ def deterministic_refusal(traj: Trajectory, products: Mapping[str, ShopProduct])
 
 
 def refusal_metrics(
-    traj: Trajectory,
+    traj: TrialRecord,
     products: Mapping[str, ShopProduct],
     judge: ShopJudge | None = None,
     errors: dict[str, str] | None = None,

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..registry import PENALTIES, TOOL_SPECS, category_of
-from ..types import ShopProduct, ToolCall, ToolEvent, Trajectory
+from ..types import ShopProduct, ToolCall, ToolEvent, TrialRecord
 
 NO_ARGUMENT_TOOLS = frozenset(
     s["function"]["name"] for s in TOOL_SPECS if not s["function"]["parameters"].get("properties")
@@ -165,7 +165,7 @@ class ToolCallScore:
     answers: list[bool]
 
 
-def turn_records(traj: Trajectory) -> list[TurnRecord]:
+def turn_records(traj: TrialRecord) -> list[TurnRecord]:
     """The scorable turns: those with expected or actual calls, minus an unanswered closing message."""
     out = []
     for k, t in enumerate(traj.turns):
@@ -184,7 +184,7 @@ def turn_records(traj: Trajectory) -> list[TurnRecord]:
 
 def score_records(
     records: Sequence[TurnRecord],
-    traj: Trajectory,
+    traj: TrialRecord,
     products: Mapping[str, ShopProduct],
     judge: Any,
 ) -> ToolCallScore:
@@ -214,6 +214,6 @@ def score_records(
     return ToolCallScore(score=score, turns=turns, questions=questions, answers=answers)
 
 
-def tool_call_correctness(traj: Trajectory, products: Mapping[str, ShopProduct], judge: Any) -> ToolCallScore:
+def tool_call_correctness(traj: TrialRecord, products: Mapping[str, ShopProduct], judge: Any) -> ToolCallScore:
     """``tool_call_custom`` of one trial (one judge call at most)."""
     return score_records(turn_records(traj), traj, products, judge)

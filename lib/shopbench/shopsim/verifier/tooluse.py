@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from ..registry import category_of
 from ..replay import is_mutation
-from ..types import GoalItem, ToolEvent, Trajectory
+from ..types import GoalItem, ToolEvent, TrialRecord
 
 RESULT_LIST_KEYS = ("results", "products", "items")
 
@@ -157,6 +157,6 @@ def tag_calls(
     return ToolUse(calls=rows, counts=n, rates=rates)
 
 
-def tool_use(traj: Trajectory) -> ToolUse:
+def tool_use(traj: TrialRecord) -> ToolUse:
     """Tags and rates of one trajectory (its tool log, target and reveal stamps)."""
     return tag_calls(traj.events, traj.scenario.items, traj.revealed_at)
