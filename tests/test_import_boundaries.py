@@ -36,7 +36,9 @@ UNDER_TEST: dict[str, tuple[str, ...]] = {
     "shopbench.shopsim.agents": ("LLMAgent",),
     "shopbench.shopsim.verifier.judge": ("LLMJudge",),
     "shopbench.padme.filters": ("LLMFilterJudge",),
-    "shopbench.padme.evaluators": ("evaluator_messages", "score_from_row", "load_prompt"),
+    "shopbench.padme.evaluators": ("evaluator_messages", "score_from_row", "EvaluatorJudgeSpec", "padme_evaluator"),
+    "shopbench.judging": ("*",),  # the one judge role every model judge goes through
+    "shopbench.domains.tau2_retail.agent": ("LLMRetailAgent",),
 }
 # answer keys: any symbol of these modules (a prefix covers its submodules)
 FORBIDDEN_MODULES = (
@@ -44,7 +46,7 @@ FORBIDDEN_MODULES = (
     "shopbench.paceshop.personas", "shopbench.paceshop.assign", "shopbench.paceshop.build",
     "shopbench.shopsim.scenario", "shopbench.shopsim.reveal", "shopbench.shopsim.user",
     "shopbench.padme.steering", "shopbench.padme.sources", "shopbench.padme.cascade",
-    "shopbench.padme.heuristics", "shopbench.padme.cells",
+    "shopbench.padme.heuristics", "shopbench.padme.cells", "shopbench.domains.tau2_retail.user",
 )  # fmt: skip
 # answer keys inside shared vocabulary modules
 FORBIDDEN_NAMES = {
