@@ -66,12 +66,14 @@ def load_pipeline(path: Path = PIPELINE_FILE) -> list[Step]:
 def run_notebook(step: Step, profile: str, out_dir: Path) -> Path:
     import papermill as pm
 
+    from .kernels import IPCKernelManager  # no unencrypted-TCP warning per notebook (issue 16 §5)
+
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{step.name}.ipynb"
     pm.execute_notebook(
         str(step.path), str(out), parameters={"profile": profile}, cwd=str(NOTEBOOKS_DIR),
         kernel_name="python3", progress_bar=False, request_save_on_cell_execute=True,
-        execution_timeout=step.timeout_s,
+        execution_timeout=step.timeout_s, kernel_manager_class=IPCKernelManager,
     )  # fmt: skip
     return out
 
