@@ -103,10 +103,11 @@ class Fixtures:
 
     @cached_property
     def store_lines(self) -> list[str]:
-        from ..annotate.store import AnnotationStore, now_iso
+        from ..annotate.store import AnnotationStore, Slot, now_iso
 
         st = AnnotationStore(self.root / "_store")
-        for i, slot in enumerate("AB"):
+        slots: tuple[Slot, ...] = ("A", "B")
+        for i, slot in enumerate(slots):
             st.record("ann1", f"pair-{i}", slot, 50, ("side_a", "side_b"), now_iso())
         return st.path("ann1").read_text(encoding="utf-8").splitlines()
 
@@ -198,85 +199,85 @@ def _shop(d: Path, fx: Fixtures, lines: list[str] | bytes, name: str = "catalog.
 
 
 @case("shop catalog: missing file", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_missing_file(d, fx):
     from ..shopsim.catalog import load_products
 
     return (lambda: load_products(d / "nope.jsonl")), "nope.jsonl", None
 
 
 @case("shop catalog: empty file", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_empty_file(d, fx):
     return (*_shop(d, fx, b""), None)
 
 
 @case("shop catalog: non-UTF-8 byte on line 2", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_non_utf_8_byte_on_line_2(d, fx):
     ls = _lines(fx.shop_records)
     data = (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"
     return (*_shop(d, fx, data), "line 2")
 
 
 @case("shop catalog: invalid JSON on line 3", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_invalid_json_on_line_3(d, fx):
     ls = _lines(fx.shop_records)
     ls[2] = ls[2][:-5]
     return (*_shop(d, fx, ls), "line 3")
 
 
 @case("shop catalog: .json file not JSON", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_json_file_not_json(d, fx):
     return (*_shop(d, fx, ["[{\"product_id\": 1,"], name="catalog.json"), "line 2")
 
 
 @case("shop catalog: price NaN", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_price_nan(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _set(ls[1], "price", "NaN")
     return (*_shop(d, fx, ls), "line 2")
 
 
 @case("shop catalog: price Infinity", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_price_infinity(d, fx):
     ls = _lines(fx.shop_records)
     ls[0] = _set(ls[0], "price", "Infinity")
     return (*_shop(d, fx, ls), "line 1")
 
 
 @case("shop catalog: price is text", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_price_is_text(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _set(ls[1], "price", '"12.50"')
     return (*_shop(d, fx, ls), fx.shop_records[1]["product_id"])
 
 
 @case("shop catalog: title missing", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_title_missing(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _drop(ls[1], "title")
     return (*_shop(d, fx, ls), fx.shop_records[1]["product_id"])
 
 
 @case("shop catalog: duplicate product_id", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_duplicate_product_id(d, fx):
     ls = _lines(fx.shop_records)
     ls.append(ls[0])
     return (*_shop(d, fx, ls), fx.shop_records[0]["product_id"])
 
 
 @case("shop catalog: duplicate key in a record", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_duplicate_key_in_a_record(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _dup_key(ls[1], "price", "1.0")
     return (*_shop(d, fx, ls), "line 2")
 
 
 @case("shop catalog: top level is a number", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_top_level_is_a_number(d, fx):
     return (*_shop(d, fx, ["42"], name="catalog.json"), None)
 
 
 @case("shop catalog: negative stock", "shopsim.catalog.load_products")
-def _c(d, fx):
+def _shop_catalog_negative_stock(d, fx):
     ls = _lines(fx.shop_records)
     rec = dict(fx.shop_records[2], stock=-3, variants=[])
     ls[2] = json.dumps(rec)
@@ -306,49 +307,49 @@ def _jp_text(records: list[dict] | None = None, raw: tuple[int, str, str] | None
 
 
 @case("json products: missing file", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_missing_file(d, fx):
     from ..catalog.importers import load_json_products
 
     return (lambda: load_json_products(d / "none.json")), "none.json", None
 
 
 @case("json products: empty file", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_empty_file(d, fx):
     return (*_jp(d, ""), None)
 
 
 @case("json products: non-UTF-8", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_non_utf_8(d, fx):
     return (*_jp(d, _jp_text().encode().replace(b"Trail shoe 2", b"Trail sh\xf6e 2")), "line")
 
 
 @case("json products: invalid JSON", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_invalid_json(d, fx):
     return (*_jp(d, _jp_text()[:-3]), "line")
 
 
 @case("json products: price NaN", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_price_nan(d, fx):
     return (*_jp(d, _jp_text(raw=(1, "price", "NaN"))), "record 1")
 
 
 @case("json products: integer title", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_integer_title(d, fx):
     return (*_jp(d, _jp_text(raw=(1, "title", "12345"))), "record")
 
 
 @case("json products: duplicate id", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_duplicate_id(d, fx):
     return (*_jp(d, _jp_text(_JSON_PRODUCTS + [_JSON_PRODUCTS[0]])), "record")
 
 
 @case("json products: top level is text", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_top_level_is_text(d, fx):
     return (*_jp(d, '"products"'), None)
 
 
 @case("json products: duplicate key", "catalog.importers.load_json_products")
-def _c(d, fx):
+def _json_products_duplicate_key(d, fx):
     text = _jp_text().replace('"brand": "Ridge"', '"brand": "Ridge", "brand": "Other"', 1)
     return (*_jp(d, text), "record 0")
 
@@ -377,7 +378,7 @@ def _esci(d: Path, fx: Fixtures, edit_products=None, edit_examples=None, swap: b
 
 
 @case("esci: products file missing", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_products_file_missing(d, fx):
     from ..catalog.importers import load_esci
 
     ex_src, _ = fx.esci
@@ -385,7 +386,7 @@ def _c(d, fx):
 
 
 @case("esci: products file is not parquet", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_products_file_is_not_parquet(d, fx):
     from ..catalog.importers import load_esci
 
     ex_src, _ = fx.esci
@@ -394,17 +395,17 @@ def _c(d, fx):
 
 
 @case("esci: product_title column missing", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_product_title_column_missing(d, fx):
     return (*_esci(d, fx, edit_products=lambda pr: pr.drop(columns=["product_title"])), None)
 
 
 @case("esci: integer product_title column", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_integer_product_title_column(d, fx):
     return (*_esci(d, fx, edit_products=lambda pr: pr.assign(product_title=range(len(pr)))), "row")
 
 
 @case("esci: empty product_id", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_empty_product_id(d, fx):
     def edit(pr):
         pr = pr.copy()
         pr.loc[2, "product_id"] = ""
@@ -414,7 +415,7 @@ def _c(d, fx):
 
 
 @case("esci: unknown esci_label", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_unknown_esci_label(d, fx):
     def edit(ex):
         ex = ex.copy()
         ex.loc[3, "esci_label"] = "X"
@@ -424,7 +425,7 @@ def _c(d, fx):
 
 
 @case("esci: missing query text", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_missing_query_text(d, fx):
     def edit(ex):
         ex = ex.copy()
         ex.loc[1, "query"] = None
@@ -434,7 +435,7 @@ def _c(d, fx):
 
 
 @case("esci: examples and products swapped", "catalog.importers.load_esci")
-def _c(d, fx):
+def _esci_examples_and_products_swapped(d, fx):
     return (*_esci(d, fx, swap=True), None)
 
 
@@ -457,14 +458,14 @@ def _rid(lines: list[str], i: int) -> str:
 
 
 @case("records: no build folder", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_no_build_folder(d, fx):
     from ..paceshop.build import load_records
 
     return (lambda: load_records(d / "no_build")), "no_build", None
 
 
 @case("records: records file missing", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_records_file_missing(d, fx):
     from ..paceshop.build import load_records
 
     b = fx.build_copy(d)
@@ -473,39 +474,39 @@ def _c(d, fx):
 
 
 @case("records: empty records file", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_empty_records_file(d, fx):
     return (*_records(d, fx, lambda ls: b""), None)
 
 
 @case("records: invalid JSON on line 2", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_invalid_json_on_line_2(d, fx):
     return (*_records(d, fx, lambda ls: [ls[0], ls[1][:40], *ls[2:]]), "line 2")
 
 
 @case("records: non-UTF-8 byte on line 3", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_non_utf_8_byte_on_line_3(d, fx):
     return (*_records(d, fx, lambda ls: "\n".join(ls[:2]).encode() + b"\n" + _latin1_line(ls[2]) + b"\n"), "line 3")
 
 
 @case("records: required field missing", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_required_field_missing(d, fx):
     lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
     return (*_records(d, fx, lambda ls: [ls[0], _drop(ls[1], "query"), *ls[2:]]), _rid(lines, 1))
 
 
 @case("records: duplicate record_id", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_duplicate_record_id(d, fx):
     lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
     return (*_records(d, fx, lambda ls: [*ls, ls[0]]), _rid(lines, 0))
 
 
 @case("records: tier NaN", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_tier_nan(d, fx):
     return (*_records(d, fx, lambda ls: [ls[0], _set(ls[1], "tier", "NaN"), *ls[2:]]), "line 2")
 
 
 @case("records: tier is text", "paceshop.build.load_records")
-def _c(d, fx):
+def _records_tier_is_text(d, fx):
     lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
     return (*_records(d, fx, lambda ls: [ls[0], _set(ls[1], "tier", '"high"'), *ls[2:]]), _rid(lines, 1))
 
@@ -533,32 +534,32 @@ def _personas(d: Path, fx: Fixtures, edit: Callable[[list[str]], list[str] | byt
 
 
 @case("personas: missing file", "paceshop.personas.load_personas")
-def _c(d, fx):
+def _personas_missing_file(d, fx):
     return (lambda: _load_personas(d / "personas.jsonl")), "personas.jsonl", None
 
 
 @case("personas: empty file", "paceshop.personas.load_personas")
-def _c(d, fx):
+def _personas_empty_file(d, fx):
     return (*_personas(d, fx, lambda ls: b""), None)
 
 
 @case("personas: non-UTF-8 byte on line 2", "paceshop.personas.load_personas")
-def _c(d, fx):
+def _personas_non_utf_8_byte_on_line_2(d, fx):
     return (*_personas(d, fx, lambda ls: (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"), "line 2")
 
 
 @case("personas: invalid JSON on line 4", "paceshop.personas.load_personas")
-def _c(d, fx):
+def _personas_invalid_json_on_line_4(d, fx):
     return (*_personas(d, fx, lambda ls: [*ls[:3], "{" + ls[3]]), "line 4")
 
 
 @case("personas: required field missing", "paceshop.personas.load_personas")
-def _c(d, fx):
+def _personas_required_field_missing(d, fx):
     return (*_personas(d, fx, lambda ls: [ls[0], _drop(ls[1], "preferences"), *ls[2:]]), "line 2")
 
 
 @case("personas: duplicate persona_id", "paceshop.personas.load_personas")
-def _c(d, fx):
+def _personas_duplicate_persona_id(d, fx):
     return (*_personas(d, fx, lambda ls: [*ls, ls[1]]), "line 5")
 
 
@@ -583,50 +584,50 @@ def _first_pref(text: str, raw: str) -> str:
 
 
 @case("human study: missing folder", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_missing_folder(d, fx):
     from ..annotate.humanstudy import load_human_study
 
     return (lambda: load_human_study(d / "study")), "study", None
 
 
 @case("human study: answer key not UTF-8", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_answer_key_not_utf_8(d, fx):
     return (*_study(d, fx, "answer_key.json", lambda t: t.encode().replace(b'"kept"', b'"k\xe9pt"', 1)), "line")
 
 
 @case("human study: annotator file not UTF-8", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_annotator_file_not_utf_8(d, fx):
     return (*_study(d, fx, _ANN, lambda t: t.encode().replace(b'"id"', b'"\xffid"', 1)), "line")
 
 
 @case("human study: judge_preference NaN", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_judge_preference_nan(d, fx):
     return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "NaN")), "record 0")
 
 
 @case("human study: judge_preference Infinity", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_judge_preference_infinity(d, fx):
     return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "Infinity")), "record 0")
 
 
 @case("human study: judge_preference 2.0", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_judge_preference_2_0(d, fx):
     return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "2.0")), "row 0")
 
 
 @case("human study: judge_preference missing", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_judge_preference_missing(d, fx):
     return (*_study(d, fx, _ANN, lambda t: re.sub(r'"judge_preference": \d,?', "", t, count=1)), "row 0")
 
 
 @case("human study: confidence is text", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_confidence_is_text(d, fx):
     return (*_study(d, fx, _ANN, lambda t: re.sub(r'"confidence": \d+', '"confidence": "high"', t, count=1)),
             "row 0")  # fmt: skip
 
 
 @case("human study: duplicate id in an annotator file", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_duplicate_id_in_an_annotator_file(d, fx):
     def edit(t):
         rows = json.loads(t)
         return json.dumps(rows + [rows[0]], indent=1)
@@ -635,23 +636,23 @@ def _c(d, fx):
 
 
 @case("human study: duplicate key in a row", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_duplicate_key_in_a_row(d, fx):
     return (*_study(d, fx, _ANN, lambda t: re.sub(r'("judge_preference": \d)', r'\1, "judge_preference": 1', t,
                                                   count=1)), "record 0")  # fmt: skip
 
 
 @case("human study: answer key invalid JSON", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_answer_key_invalid_json(d, fx):
     return (*_study(d, fx, "answer_key.json", lambda t: t[:-10]), "line")
 
 
 @case("human study: answer key empty", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_answer_key_empty(d, fx):
     return (*_study(d, fx, "answer_key.json", lambda t: ""), None)
 
 
 @case("human study: answer key duplicate id", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_answer_key_duplicate_id(d, fx):
     def edit(t):
         rows = json.loads(t)
         return json.dumps(rows + [rows[0]], indent=2)
@@ -660,7 +661,7 @@ def _c(d, fx):
 
 
 @case("human study: answer key row lacks criterion_name", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_answer_key_row_lacks_criterion_name(d, fx):
     def edit(t):
         rows = json.loads(t)
         del rows[1]["criterion_name"]
@@ -670,7 +671,7 @@ def _c(d, fx):
 
 
 @case("human study: no panel folders", "annotate.humanstudy.load_human_study")
-def _c(d, fx):
+def _human_study_no_panel_folders(d, fx):
     from ..annotate.humanstudy import load_human_study
 
     s = fx.study_copy(d)
@@ -680,7 +681,7 @@ def _c(d, fx):
 
 
 @case("human study: a pair rated by two panels", "stats.study.prepare")
-def _c(d, fx):
+def _human_study_a_pair_rated_by_two_panels(d, fx):
     from ..annotate.humanstudy import load_human_study
     from ..stats.study import prepare
 
@@ -700,33 +701,33 @@ def _store(d: Path, fx: Fixtures, data: list[str] | bytes):
 
 
 @case("answer store: non-UTF-8 byte on line 2", "annotate.store.AnnotationStore.rows")
-def _c(d, fx):
+def _answer_store_non_utf_8_byte_on_line_2(d, fx):
     ls = fx.store_lines
     return (*_store(d, fx, (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"), "line 2")
 
 
 @case("answer store: invalid JSON on line 1", "annotate.store.AnnotationStore.rows")
-def _c(d, fx):
+def _answer_store_invalid_json_on_line_1(d, fx):
     return (*_store(d, fx, ["{not json", fx.store_lines[1]]), "line 1")
 
 
 @case("answer store: field missing", "annotate.store.AnnotationStore.rows")
-def _c(d, fx):
+def _answer_store_field_missing(d, fx):
     return (*_store(d, fx, [fx.store_lines[0], _drop(fx.store_lines[1], "confidence")]), "line 2")
 
 
 @case("answer store: confidence 75", "annotate.store.AnnotationStore.rows")
-def _c(d, fx):
+def _answer_store_confidence_75(d, fx):
     return (*_store(d, fx, [_set(fx.store_lines[0], "confidence", "75"), fx.store_lines[1]]), "line 1")
 
 
 @case("answer store: time_spent_s NaN", "annotate.store.AnnotationStore.rows")
-def _c(d, fx):
+def _answer_store_time_spent_s_nan(d, fx):
     return (*_store(d, fx, [fx.store_lines[0], _set(fx.store_lines[1], "time_spent_s", "NaN")]), "line 2")
 
 
 @case("answer store: duplicate key", "annotate.store.AnnotationStore.rows")
-def _c(d, fx):
+def _answer_store_duplicate_key(d, fx):
     return (*_store(d, fx, [_dup_key(fx.store_lines[0], "choice", '"B"'), fx.store_lines[1]]), "line 1")
 
 
@@ -741,26 +742,26 @@ def _pairs(d: Path, fx: Fixtures, data: list[str] | bytes):
 
 
 @case("pairs: missing file", "annotate.pairs.read_pairs")
-def _c(d, fx):
+def _pairs_missing_file(d, fx):
     from ..annotate.pairs import read_pairs
 
     return (lambda: read_pairs(d / "pairs.jsonl")), "pairs.jsonl", None
 
 
 @case("pairs: invalid JSON on line 2", "annotate.pairs.read_pairs")
-def _c(d, fx):
+def _pairs_invalid_json_on_line_2(d, fx):
     ls = fx.pair_lines
     return (*_pairs(d, fx, [ls[0], ls[1][:30], ls[2]]), "line 2")
 
 
 @case("pairs: non-UTF-8 byte on line 1", "annotate.pairs.read_pairs")
-def _c(d, fx):
+def _pairs_non_utf_8_byte_on_line_1(d, fx):
     ls = fx.pair_lines
     return (*_pairs(d, fx, _latin1_line(ls[0]) + b"\n" + "\n".join(ls[1:]).encode() + b"\n"), "line 1")
 
 
 @case("pairs: duplicate pair id", "annotate.pairs.read_pairs")
-def _c(d, fx):
+def _pairs_duplicate_pair_id(d, fx):
     ls = fx.pair_lines
     return (*_pairs(d, fx, [*ls, ls[0]]), "line 4")
 
@@ -773,26 +774,26 @@ def _tau(d: Path, data: Any, name: str = "gpt-4o-airline.json"):
 
 
 @case("tau-bench results: missing file", "annotate.pairs.pairs_from_tau_bench")
-def _c(d, fx):
+def _tau_bench_results_missing_file(d, fx):
     from ..annotate.pairs import pairs_from_tau_bench
 
     return (lambda: pairs_from_tau_bench(d / "results.json")), "results.json", None
 
 
 @case("tau-bench results: not a list", "annotate.pairs.pairs_from_tau_bench")
-def _c(d, fx):
+def _tau_bench_results_not_a_list(d, fx):
     return (*_tau(d, {"task_id": 0}), None)
 
 
 @case("tau-bench results: conversation lacks traj", "annotate.pairs.pairs_from_tau_bench")
-def _c(d, fx):
+def _tau_bench_results_conversation_lacks_traj(d, fx):
     data = fx.tau_results()
     del data[1]["traj"]
     return (*_tau(d, data), "conversation [1]")
 
 
 @case("tau-bench results: reward NaN", "annotate.pairs.pairs_from_tau_bench")
-def _c(d, fx):
+def _tau_bench_results_reward_nan(d, fx):
     text = json.dumps(fx.tau_results(), indent=1).replace('"reward": 1.0', '"reward": NaN', 1)
     return (*_tau(d, text), "line")
 
@@ -808,19 +809,19 @@ def _t2(d: Path, fx: Fixtures, tasks: Any = None, db: Any = None):
 
 
 @case("tau2: missing folder", "padme.sources.tau2.load_tau2", "h8")
-def _c(d, fx):
+def _tau2_missing_folder(d, fx):
     from ..padme.sources.tau2 import load_tau2
 
     return (lambda: load_tau2(d / "tau2_retail")), "tau2_retail", None
 
 
 @case("tau2: tasks.json invalid JSON", "padme.sources.tau2.load_tau2", "h8")
-def _c(d, fx):
+def _tau2_tasks_json_invalid_json(d, fx):
     return _t2(d, fx, tasks='[{"id": "0",'), "tasks.json", "line 1"
 
 
 @case("tau2: tasks.json not UTF-8", "padme.sources.tau2.load_tau2", "h8")
-def _c(d, fx):
+def _tau2_tasks_json_not_utf_8(d, fx):
     call = _t2(d, fx)
     p = d / "tau2" / "tasks.json"
     p.write_bytes(p.read_bytes().replace(b"return", b"r\xe9turn", 1))
@@ -828,19 +829,19 @@ def _c(d, fx):
 
 
 @case("tau2: duplicated task id", "padme.sources.tau2.load_tau2", "h8")
-def _c(d, fx):
+def _tau2_duplicated_task_id(d, fx):
     return _t2(d, fx, tasks=[fx.tau2_task("0"), fx.tau2_task("0")]), "tasks.json", "0"
 
 
 @case("tau2: reason_for_call missing", "padme.sources.tau2.load_tau2", "h8")
-def _c(d, fx):
+def _tau2_reason_for_call_missing(d, fx):
     t = fx.tau2_task("0")
     del t["user_scenario"]["instructions"]["reason_for_call"]
     return _t2(d, fx, tasks=[t]), "tasks.json", "0"
 
 
 @case("tau2: db.json lacks orders", "padme.sources.tau2.load_tau2", "h8")
-def _c(d, fx):
+def _tau2_db_json_lacks_orders(d, fx):
     return _t2(d, fx, db={"products": {}, "users": {}}), "db.json", None
 
 
@@ -855,32 +856,32 @@ def _rec(d: Path, data: Any):
 
 
 @case("recorded: missing path", "padme.sources.recorded.load_recorded", "h8")
-def _c(d, fx):
+def _recorded_missing_path(d, fx):
     from ..padme.sources.recorded import load_recorded
 
     return (lambda: load_recorded(d / "trajectories")), "trajectories", None
 
 
 @case("recorded: not UTF-8", "padme.sources.recorded.load_recorded", "h8")
-def _c(d, fx):
+def _recorded_not_utf_8(d, fx):
     return (*_rec(d, json.dumps(Fixtures.tau_results(), indent=1).encode().replace(b"refund", b"r\xe9fund", 1)),
             "line")  # fmt: skip
 
 
 @case("recorded: reward is text", "padme.sources.recorded.load_recorded", "h8")
-def _c(d, fx):
+def _recorded_reward_is_text(d, fx):
     data = fx.tau_results()
     data[2]["reward"] = "abc"
     return (*_rec(d, data), "conversation [2]")
 
 
 @case("recorded: reward NaN", "padme.sources.recorded.load_recorded", "h8")
-def _c(d, fx):
+def _recorded_reward_nan(d, fx):
     return (*_rec(d, json.dumps(fx.tau_results(), indent=1).replace('"reward": 1.0', '"reward": NaN', 1)), "line")
 
 
 @case("recorded: conversation lacks traj", "padme.sources.recorded.load_recorded", "h8")
-def _c(d, fx):
+def _recorded_conversation_lacks_traj(d, fx):
     data = fx.tau_results()
     del data[0]["traj"]
     return (*_rec(d, data), "conversation [0]")
@@ -909,59 +910,59 @@ def _yaml_set(text: str, section: str, key: str, value: str) -> str:
 
 
 @case("profile: unknown profile name", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_unknown_profile_name(d, fx):
     from ..config import load_profile
 
     return (lambda: load_profile("nosuch")), "nosuch", None
 
 
 @case("profile: invalid YAML", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_invalid_yaml(d, fx):
     return (*_profile(d, lambda t: t + "\ngateway: [unclosed\n"), "line")
 
 
 @case("profile: typo gateway.timeout_secs", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_typo_gateway_timeout_secs(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "timeout_secs", "30")), None)
 
 
 @case("profile: top-level typo gatway", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_top_level_typo_gatway(d, fx):
     return (*_profile(d, lambda t: t + "\ngatway:\n  timeout_s: 30\n"), None)
 
 
 @case("profile: gateway.max_retries -3", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_gateway_max_retries_3(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "max_retries", "-3")), None)
 
 
 @case("profile: gateway.concurrency.openai 0", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_gateway_concurrency_openai_0(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: 0}")), None)
 
 
 @case("profile: gateway.concurrency.openai many", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_gateway_concurrency_openai_many(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: many}")), None)
 
 
 @case("profile: paceshop.n_queries true", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_paceshop_n_queries_true(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "paceshop", "n_queries", "true")), None)
 
 
 @case("profile: paceshop.n_queries -40", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_paceshop_n_queries_40(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "paceshop", "n_queries", "-40")), None)
 
 
 @case("profile: judging.repeats one", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_judging_repeats_one(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "judging", "repeats", "one")), None)
 
 
 @case("profile: a Google-style key in a value", "config.load_profile", "h2")
-def _c(d, fx):
+def _profile_a_google_style_key_in_a_value(d, fx):
     key = "AIza" + "SyD-fake0123456789abcdefghijklmnopqr"
     return (*_profile(d, lambda t: t + f"\nnotes: {key}\n"), None)
 

@@ -12,8 +12,9 @@ surrogates, control characters, fences, leading and trailing garbage, a "length"
 Each output goes through the project's real parse path: the gateway's row builder
 (:meth:`shopbench.llm.Gateway._row`, via an in-memory gateway that replays the output instead of
 calling a model) and the consumer that reads the row (``parse_judgment``, ``score_from_row``,
-``LLMFilterJudge.judge_pairs``, ``LLMJudge`` + ``validate_rubric``/``validate_refusal``,
-``LLMAgent.step``). Whether the output is valid is decided independently, by a strict JSON reader
+``LLMFilterJudge.judge`` → :class:`~shopbench.judging.Judgment` | :class:`~shopbench.judging.ParseFailure`,
+``LLMJudge.rubric``/``LLMJudge.refusal`` on a one-turn trial (the registered specs, whose ``interpret``
+is ``validate_rubric``/``validate_refusal``), ``LLMAgent.step``). Whether the output is valid is decided independently, by a strict JSON reader
 and a JSON-schema checker written here (numbers compared as written, as :class:`decimal.Decimal`)
 plus each contract's own rules restated from its docstring. Counted: ``crashes`` (an exception
 other than the path's documented rejection escaped), ``silent_coercions`` (an output accepted with
@@ -534,11 +535,12 @@ def _mutate_value(doc: Any, schema: dict, rng: random.Random) -> tuple[str, Any]
         return "root_type", rng.choice([[doc], "text", 0.5, None, True, []])
     if (p := _leaf(doc, rng, lambda v: not isinstance(v, dict | list))) is not None:
         v = _get(doc, p)
-        wrong = [x for x in ("0.5", 1, 0.5, True, None, [], {}, "x") if not same(x, v)]
+        wrong = [x for x in _WRONG_TYPES if not same(x, v)]
         return "wrong_type", _set(doc, p, rng.choice(wrong))
     return "root_type", [doc]
 
 
+_WRONG_TYPES: tuple[Any, ...] = ("0.5", 1, 0.5, True, None, [], {}, "x")
 _GARBAGE_AFTER = [" x", "}", ",", "]", "\n```", " // done", "\x00", "\n\nHope this helps!", "{}", " null"]
 _GARBAGE_BEFORE = ["Sure: ", "json ", "\ufeff", "Here is the JSON:\n", "'", "<json>"]
 _FENCES = [("```json\n", "\n```"), ("```\n", "\n```"), ("```json\n\n", "\n\n```"), ("```JSON\n", "\n```"),
@@ -633,8 +635,8 @@ POOL = tuple(f"E{i}" for i in range(1, 13))
 
 
 def _pace_contracts(gw) -> list[Contract]:
-    from ..judges.parse import _RENAME, JUDGMENT_FIELDS, parse_judgment
-    from ..judges.protocols import PROTOCOLS
+    from ..judges.parse import JUDGMENT_FIELDS, parse_judgment
+    from ..judges.protocols import _RENAME, PROTOCOLS
 
     def make(p) -> Contract:
         def run(text: str, finish: str) -> Any:
@@ -660,6 +662,7 @@ def _pace_contracts(gw) -> list[Contract]:
 
 
 def _padme_contracts(gw) -> list[Contract]:
+    from ..judging import ParseFailure
     from ..padme.evaluators import SCORE_SCHEMA, score_from_row
     from ..padme.filters import FILTER_SCHEMA, LLMFilterJudge
     from ..padme.types import Criterion, Rollout
@@ -672,10 +675,10 @@ def _padme_contracts(gw) -> list[Contract]:
     judge = LLMFilterJudge(gw, "fuzz", prompt="{criterion_name} {prompt} {response_a} {response_b}")
 
     def run_filter(text: str, finish: str) -> Any:
-        (choice, err, _raw), = judge.judge_pairs([("p", x1, x2, crit)])
-        if choice is None:
-            raise Rejected(err)
-        return choice
+        (outcome,) = judge.judge([("p", x1, x2, crit)])
+        if isinstance(outcome, ParseFailure):
+            raise Rejected(outcome.reason)
+        return outcome.value
 
     def run_evaluator(text: str, finish: str) -> Any:
         row = gw.run([gw.call("fuzz", "r1", [{"role": "user", "content": "score"}], schema=SCORE_SCHEMA)], "fuzz")[0]
@@ -701,27 +704,29 @@ def _int_literal(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _trial(empty_search: bool):
+    """A one-turn shop trial for the shop judges' prompts; with ``empty_search`` its search finds
+    nothing (App. J: the transparency flag is then required)."""
+    from ..shopsim.types import Directive, Scenario, ToolCall, ToolEvent, TrialRecord, Turn, UserReply
+
+    hits = [] if empty_search else [{"product_id": "P1"}]
+    search = ToolEvent(0, 0, ToolCall("search_products", {"query": "lantern"}), {"results": hits, "count": len(hits)})
+    turn = Turn(0, Directive(0, [], []), UserReply("r", 1, "A solar lantern, please.", True, "goal_met", intent=[]),
+                "Here is what I found.", [search])  # fmt: skip
+    sc = Scenario(seed=1, kind="refusal", difficulty=1, tier="light", breadth=1, items=(), persona={}, max_turns=3,
+                  style="linear", probe={"request": "A solar lantern, please."})  # fmt: skip
+    return TrialRecord(sc, "fuzz-agent", "fuzz-user", "You are a shop assistant.", [turn], "goal_met", {}, {})
+
+
 def _shop_contracts(gw) -> list[Contract]:
-    from ..shopsim.verifier.judge import (
-        REFUSAL_SCHEMA,
-        RUBRIC_SCHEMA,
-        JudgeError,
-        LLMJudge,
-        validate_refusal,
-        validate_rubric,  # fmt: skip
-    )
+    from ..shopsim.verifier.judge import REFUSAL_SCHEMA, RUBRIC_SCHEMA, RUBRICS, JudgeError, LLMJudge
 
-    judge = LLMJudge(gw, "fuzz")
-
-    def asked(schema: dict, name: str) -> Any:
-        try:
-            return judge._ask("trial/rubric", "prompt", schema, name)
-        except JudgeError as e:
-            raise Rejected(str(e)) from None
+    judge, rubric = LLMJudge(gw, "fuzz"), next(iter(RUBRICS))
+    trials = {False: _trial(False), True: _trial(True)}
 
     def run_rubric(text: str, finish: str) -> Any:
-        try:
-            return validate_rubric(asked(RUBRIC_SCHEMA, "rubric_x"), "trial/rubric")
+        try:  # RubricSpec.interpret is validate_rubric
+            return judge.rubric(rubric, trials[False], {})
         except JudgeError as e:
             raise Rejected(str(e)) from None
 
@@ -735,8 +740,8 @@ def _shop_contracts(gw) -> list[Contract]:
 
     def refusal(empty: bool) -> Contract:
         def run(text: str, finish: str) -> Any:
-            try:
-                return validate_refusal(asked(REFUSAL_SCHEMA, "refusal"), "trial/refusal", empty_result=empty)
+            try:  # RefusalSpec.interpret is validate_refusal, the empty search read from the trial
+                return judge.refusal(trials[empty], {})
             except JudgeError as e:
                 raise Rejected(str(e)) from None
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import signal
 import subprocess
@@ -201,6 +200,7 @@ def annotators_drill(n_writers: int = 4, n_answers: int = 150, budget_s: float =
         procs = [subprocess.Popen([sys.executable, str(script), str(store), f"ann{k}", str(n_answers), str(go)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n_writers)]  # fmt: skip
         for p in procs:  # wait until every writer has imported and opened the store
+            assert p.stdout is not None  # stdout=PIPE
             p.stdout.readline()
         go.touch()
         failed = []
@@ -305,4 +305,4 @@ if __name__ == "__main__":
         quick = "--quick" in sys.argv
         doc = run(quick=quick)
         print(json.dumps({k: v for k, v in doc.items() if k != "bad_inputs"}, indent=1, default=str))
-        os.sys.stdout.flush()
+        sys.stdout.flush()
