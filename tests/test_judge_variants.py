@@ -136,7 +136,7 @@ def test_shared_prefix_and_fraction():
 def test_summary_fields_and_floor_ratio():
     t = [B.CallTiming(f"r{i}", seconds=12.0, prompt_tokens=1000, reused_tokens=200, output_tokens=100,
                       finish_reason="stop", prompt_rate=100.0, generation_rate=50.0) for i in range(5)]  # fmt: skip
-    out = {r["name"]: r for r in B._summarise("smollm2", t, [], {V: 0.2, "pacejudge": 0.05}, 3.0, 4.0)}
+    out = {r["name"]: r for r in B._summarise("smollm2", t, {V: 0.2, "pacejudge": 0.05}, 3.0, 4.0)}
     for name in ("smollm2_pacejudge_s_per_call", "prompt_tokens_per_s", "prefix_shared_fraction",
                  "prefix_shared_fraction_pacejudge", "floor_ratio", "floor_ratio_full_prompt"):  # fmt: skip
         assert name in out
@@ -145,7 +145,7 @@ def test_summary_fields_and_floor_ratio():
     assert out["floor_ratio_full_prompt"]["value"] == pytest.approx(1.0)
     assert out["smollm2_prefix_reused_fraction"]["value"] == pytest.approx(0.2)
     assert "under load" in out["smollm2_pacejudge_s_per_call"]["detail"]
-    q = {r["name"] for r in B._summarise("qwen", t, [], {V: 0.2, "pacejudge": 0.05}, 0.1, 0.1)}
+    q = {r["name"] for r in B._summarise("qwen", t, {V: 0.2, "pacejudge": 0.05}, 0.1, 0.1)}
     assert {"qwen_pacejudge_s_per_call", "qwen_floor_ratio", "qwen_prompt_tokens_per_s"} <= q
 
 

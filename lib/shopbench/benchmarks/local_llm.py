@@ -28,10 +28,12 @@ Results (same format as :mod:`shopbench.bench`: name, value, unit, goal, meets_g
 The machine is shared: every file records the 1-minute load average before and after, and runs
 under whatever load there is (``nice`` included); numbers under load are upper bounds on idle cost.
 
-Measured here (2 cores, 2026-12-01, load average 5–9 from other sessions, ``nice -n 10``):
-see ``docs/DESIGN.md`` (Local LLM speed) for the table; in short, 2 threads with
-``OMP_WAIT_POLICY=PASSIVE`` beat 1 thread, and n_batch 512 (the default) is as fast as any smaller
-batch, so :data:`shopbench.llm.llamacpp.N_THREADS` = 2 and ``N_BATCH`` = 512 stay.
+Measured here (2 shared cores, 2026-12-01, load average 1.6-14 from other sessions, ``nice -n 10``;
+full numbers in ``docs/DESIGN.md``, "Local LLM speed"): SmolLM2 median 164 s per prefix-first call
+(87 s in D.4 order at lower load), prompt eval ~94 tokens/s, generation ~12 tokens/s, floor_ratio
+1.22 (1.10 with all prompt tokens), shared prefix 19 % prefix-first vs 4.6 % in D.4 order. An
+interleaved n_threads × n_batch sweep found 1 thread as fast on prompts and faster on generation, so
+:data:`shopbench.llm.llamacpp.N_THREADS` is 1; ``N_BATCH`` stays 512.
 
 CLI::
 
@@ -171,6 +173,7 @@ def time_calls(core: Any, model: str, calls: Sequence, calibrate_each: bool) -> 
                             finish_reason=str(resp.choices[0].finish_reason))  # fmt: skip
         if calibrate_each:
             timing.prompt_rate, timing.generation_rate = calibrate(llm, prompt)
+        _say(f"{model}: {timing}")
         out.append(timing)
     return out
 
@@ -202,9 +205,12 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def measure_model(key: str, records: Sequence, n_prompts: int, warmup: bool, calibrate_each: bool,
-                  verbatim_too: bool) -> list[dict]:  # fmt: skip
-    """Every result of one model (see the module docstring)."""
+def _say(msg: str) -> None:
+    print(f"[local_llm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def measure_model(key: str, records: Sequence, n_prompts: int, warmup: bool, calibrate_each: bool) -> list[dict]:
+    """The timing results of one model on ``pacejudge_prefix_first`` (see the module docstring)."""
     model = MODELS[key]
     load0 = _load()
     core = llamacpp._handler_class()()
@@ -221,19 +227,51 @@ def measure_model(key: str, records: Sequence, n_prompts: int, warmup: bool, cal
         if not calibrate_each:  # once, on the last call's prompt (still in the model's input_ids)
             last = timed[-1]
             last.prompt_rate, last.generation_rate = calibrate(llm, [int(x) for x in llm.input_ids[: last.prompt_tokens]])
-        timed_verbatim = []
-        if verbatim_too:
-            vcalls = verbatim[1 : n_prompts + 1] if warmup else verbatim[:n_prompts]
-            if warmup:
-                time_calls(core, model, verbatim[:1], calibrate_each=False)
-            timed_verbatim = time_calls(core, model, vcalls, calibrate_each=False)
     finally:
         core.close()
-    return _summarise(key, timed, timed_verbatim, shared, load0, _load())
+    return _summarise(key, timed, shared, load0, _load())
 
 
-def _summarise(key: str, timed: list[CallTiming], verbatim: list[CallTiming], shared: dict[str, float],
-               load0: float, load1: float) -> list[dict]:  # fmt: skip
+def measure_prefix_only(key: str, records: Sequence) -> list[dict]:
+    """Only the tokenizer-level results (no model call): ``prefix_shared_fraction`` for both orders,
+    from the model's vocabulary alone (``vocab_only``: loads in seconds even for Qwen)."""
+    Llama = llamacpp._import_llama_cpp().Llama
+    llm = Llama(model_path=str(llamacpp.model_path(MODELS[key])), vocab_only=True, verbose=False)
+    try:
+        shared = {p: prefix_shared_fraction([user_tokens(llm, c) for c in judge_calls(records, p, MODELS[key])])
+                  for p in (PROTOCOL, VERBATIM)}  # fmt: skip
+    finally:
+        llm.close()
+    return [
+        _result(f"{key}_pacejudge_s_per_call", None, "s", None, None,
+                f"not measured in this run (tokenizer-only stage: --{key}-tokens-only)"),
+        _result(f"{key}_prefix_shared_fraction", round(shared[PROTOCOL], 4), "fraction", None, None,
+                f"{key} tokenizer, {PROTOCOL}: mean shared token prefix of consecutive prompts ÷ prompt tokens"),
+        _result(f"{key}_prefix_shared_fraction_pacejudge", round(shared[VERBATIM], 4), "fraction", None, None,
+                f"{key} tokenizer, {VERBATIM} (D.4 order) on the same records"),
+    ]  # fmt: skip
+
+
+def measure_verbatim(key: str, records: Sequence, n_prompts: int) -> list[dict]:
+    """The same records in D.4 order (``pacejudge``), after one warm-up call: what the reorder saves."""
+    model = MODELS[key]
+    load0 = _load()
+    core = llamacpp._handler_class()()
+    try:
+        calls = judge_calls(records, VERBATIM, model)
+        time_calls(core, model, calls[:1], calibrate_each=False)
+        timed = time_calls(core, model, calls[1 : n_prompts + 1], calibrate_each=False)
+    finally:
+        core.close()
+    med = statistics.median(t.seconds for t in timed)
+    reused = sum(t.reused_tokens for t in timed) / sum(t.prompt_tokens for t in timed)
+    return [_result(f"{key}_pacejudge_verbatim_s_per_call", round(med, 2), "s", None, None,
+                    f"{VERBATIM} (D.4 order), same records, median of {len(timed)} calls; KV-reused fraction "
+                    f"{reused:.4f}; measured under load: 1-min load average {load0} → {_load()}",
+                    calls=[asdict(t) for t in timed])]  # fmt: skip
+
+
+def _summarise(key: str, timed: list[CallTiming], shared: dict[str, float], load0: float, load1: float) -> list[dict]:
     rates = [(t.prompt_rate, t.generation_rate) for t in timed if t.prompt_rate]
     p_rate = statistics.median(r[0] for r in rates)
     g_rate = statistics.median(r[1] for r in rates)
@@ -270,12 +308,6 @@ def _summarise(key: str, timed: list[CallTiming], verbatim: list[CallTiming], sh
         _result(f"{key}_prefix_reused_fraction", round(reused, 4), "fraction", None, None,
                 f"{key}: prompt tokens the timed {PROTOCOL} calls took from the KV cache ÷ all their prompt tokens"),
     ]  # fmt: skip
-    if verbatim:
-        vmed = statistics.median(t.seconds for t in verbatim)
-        vre = sum(t.reused_tokens for t in verbatim) / sum(t.prompt_tokens for t in verbatim)
-        out.append(_result(f"{key}_pacejudge_verbatim_s_per_call", round(vmed, 2), "s", None, None,
-                           f"{VERBATIM} (D.4 order), same records, median of {len(verbatim)} calls; KV-reused "
-                           f"fraction {vre:.4f}; {load}", calls=[asdict(t) for t in verbatim]))  # fmt: skip
     return out
 
 
@@ -288,9 +320,11 @@ def _doc(results: list[dict]) -> dict:
 
 
 def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: str | os.PathLike | None = None,
-        sweep: bool = True) -> dict:  # fmt: skip
-    """Measure, write ``outputs/bench/local_llm.json`` (rewritten after each model, so a long Qwen
-    run that is stopped keeps the SmolLM2 numbers) and return the document."""
+        sweep: bool = True, verbatim: bool = True, qwen_tokens_only: bool = False) -> dict:  # fmt: skip
+    """Measure, write ``outputs/bench/local_llm.json`` and return the document. Stages, cheapest
+    first, the file rewritten after each (a long Qwen run that is stopped keeps the rest): SmolLM2
+    timing, SmolLM2 in D.4 order (``verbatim``), the SmolLM2 settings sweep (``sweep``), Qwen (with
+    ``qwen_tokens_only``, only its tokenizer-level prefix fractions: no call is timed)."""
     from ..paths import outputs_root
 
     if n_prompts < 5:
@@ -302,25 +336,37 @@ def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: st
     path.parent.mkdir(parents=True, exist_ok=True)
     records = build_records(n_prompts + 1)
     results: list[dict] = []
-    if sweep and "smollm2" in models:
-        model = MODELS["smollm2"]
-        core = llamacpp._handler_class()()
-        try:
-            ids = user_tokens(core._get(model)[0], judge_calls(records[:1], PROTOCOL, model)[0])
-        finally:
-            core.close()
-        rows = settings_sweep(model, ids)
-        best = max(rows, key=lambda r: r["prompt_tokens_per_s"])
-        results.append(_result("llamacpp_settings", rows, None, None, None,
-                               f"smollm2, {len(ids)}-token PACEJudge prompt; fastest prompt eval: n_threads "
-                               f"{best['n_threads']}, n_batch {best['n_batch']}"))  # fmt: skip
-    for key in models:
-        small = key == "smollm2"
-        results += measure_model(key, records, n_prompts, warmup=small, calibrate_each=small, verbatim_too=small)
+    stages: list[tuple[str, Any]] = []
+    if "smollm2" in models:
+        stages.append(("smollm2", lambda: measure_model("smollm2", records, n_prompts, warmup=True, calibrate_each=True)))
+        if verbatim:
+            stages.append(("smollm2 D.4 order", lambda: measure_verbatim("smollm2", records, n_prompts)))
+        if sweep:
+            stages.append(("smollm2 settings sweep", lambda: [_sweep_result(records)]))
+    if "qwen" in models and qwen_tokens_only:
+        stages.append(("qwen tokenizer", lambda: measure_prefix_only("qwen", records)))
+    elif "qwen" in models:
+        stages.append(("qwen", lambda: measure_model("qwen", records, n_prompts, warmup=False, calibrate_each=False)))
+    for name, stage in stages:
+        _say(f"{name} …")
+        results += stage()
         path.write_text(json.dumps(_doc(results), indent=2) + "\n")
-    doc = _doc(results)
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-    return doc
+        _say(f"{name} done; wrote {path}")
+    return _doc(results)
+
+
+def _sweep_result(records: Sequence) -> dict:
+    model = MODELS["smollm2"]
+    core = llamacpp._handler_class()()
+    try:
+        ids = user_tokens(core._get(model)[0], judge_calls(records[:1], PROTOCOL, model)[0])
+    finally:
+        core.close()
+    rows = settings_sweep(model, ids)
+    best = max(rows, key=lambda r: r["prompt_tokens_per_s"])
+    return _result("llamacpp_settings", rows, None, None, None,
+                   f"smollm2, {len(ids)}-token PACEJudge prompt; fastest prompt eval: n_threads {best['n_threads']}, "
+                   f"n_batch {best['n_batch']}; measured under load")  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -328,9 +374,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--models", default="smollm2,qwen", help=f"comma-separated: {', '.join(MODELS)}")
     ap.add_argument("--n-prompts", type=int, default=5)
     ap.add_argument("--no-sweep", action="store_true", help="skip the n_threads × n_batch sweep")
+    ap.add_argument("--no-verbatim", action="store_true", help="skip timing SmolLM2 on the D.4 order")
+    ap.add_argument("--qwen-tokens-only", action="store_true", help="Qwen: prefix fractions only, no timed call")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
-    doc = run([m.strip() for m in a.models.split(",") if m.strip()], a.n_prompts, a.out, sweep=not a.no_sweep)
+    doc = run([m.strip() for m in a.models.split(",") if m.strip()], a.n_prompts, a.out, sweep=not a.no_sweep,
+              verbatim=not a.no_verbatim, qwen_tokens_only=a.qwen_tokens_only)
     for r in doc["results"]:
         if r["name"] != "llamacpp_settings":
             print(f"{r['name']}: {r['value']} {r['unit'] or ''} (goal {r['goal']})")

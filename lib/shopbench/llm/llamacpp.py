@@ -14,6 +14,16 @@ Model calls go through :class:`LlamaCppHandler`, a litellm custom provider servi
 ``llamacpp/<name>`` (the gateway registers it), or through :func:`serve`, which runs
 ``llama_cpp.server`` as an OpenAI-compatible subprocess (``openai/<alias>`` in litellm).
 
+**Thread settings.** Importing this module sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the user set a
+policy) before ``llama_cpp`` and its OpenMP runtime load, and every ``llama_cpp.server`` started by
+:func:`serve` gets it in its environment (:func:`wait_policy_env`): spinning waiters cost 3-15x on
+2 shared cores. ``N_THREADS`` = 1 and ``N_BATCH`` = 512 come from an interleaved SmolLM2 sweep
+(:func:`shopbench.benchmarks.local_llm.settings_sweep`, 2,048-token PACEJudge prompt, load average
+2-4): prompt eval was the same with 1 or 2 threads (62-78 vs 60-71 tokens/s) and generation faster
+with 1 (22-24 vs 9-20 tokens/s), because a second thread only helps when a core is free; n_batch 128
+and 512 did not differ. On an idle machine set ``SHOPBENCH_LLAMACPP_THREADS=2`` (docs/DESIGN.md,
+"Local LLM speed").
+
 ``llama_cpp`` is imported lazily: this module imports without it, and without importing litellm
 (~4 s) until :class:`LlamaCppHandler` is first accessed, so the CLI stays fast. llama.cpp's native build
 (``-DGGML_NATIVE=ON``) crashes on some CPUs (AMX), so :func:`ensure_llama_cpp` installs a wheel
@@ -83,7 +93,7 @@ LLAMA_CPP_VERSION = "0.3.36"
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 INSTALL_COMMAND = "make local-llm"
 PROVIDER = "llamacpp"
-N_THREADS = 2  # the machines have 2 cores; SHOPBENCH_LLAMACPP_THREADS overrides
+N_THREADS = 1  # measured on the 2 shared cores (see Thread settings); SHOPBENCH_LLAMACPP_THREADS overrides
 N_BATCH = 512  # prompt tokens per llama_decode; SHOPBENCH_LLAMACPP_BATCH overrides (see Thread settings)
 WAIT_POLICY = "PASSIVE"  # OMP_WAIT_POLICY unless the user set one (see Thread settings)
 
@@ -739,9 +749,11 @@ class _LlamaCppCore:
 
     Each model is loaded once (lazily, on first call) and calls to one model object are
     serialized with a lock: a llama.cpp context serves one generation at a time.
-    ``n_threads`` defaults to ``$SHOPBENCH_LLAMACPP_THREADS`` or 2. With 2 threads on 2 cores,
-    any other busy process slows generation 5-20x (llama.cpp threads wait on each other); 1
-    thread degrades far less.
+    ``n_threads`` defaults to ``$SHOPBENCH_LLAMACPP_THREADS`` or 1, ``n_batch`` to
+    ``$SHOPBENCH_LLAMACPP_BATCH`` or 512. llama.cpp's OpenMP threads wait on each other at every
+    operation; spinning while they wait (libgomp's default) slowed generation 3-15x on 2 shared cores,
+    so :func:`apply_wait_policy` makes them sleep (``OMP_WAIT_POLICY=PASSIVE``) unless the user chose a
+    policy. Rates under load: ``python -m shopbench.benchmarks.local_llm`` (docs/DESIGN.md).
     ``seed`` seeds the model at load (llama-cpp-python treats 0/None as random), so a sequence of
     calls is reproducible; a per-call ``seed`` overrides it.
 
