@@ -272,9 +272,11 @@ def measure_verbatim(key: str, records: Sequence, n_prompts: int) -> list[dict]:
 
 
 def _summarise(key: str, timed: list[CallTiming], shared: dict[str, float], load0: float, load1: float) -> list[dict]:
-    rates = [(t.prompt_rate, t.generation_rate) for t in timed if t.prompt_rate]
-    p_rate = statistics.median(r[0] for r in rates)
-    g_rate = statistics.median(r[1] for r in rates)
+    rates = [(t.prompt_rate, t.generation_rate) for t in timed if t.prompt_rate and t.generation_rate]
+    if not rates:
+        raise ValueError("no calibrated call: cannot compute the floor")
+    p_rate: float = statistics.median(float(r[0] or 0) for r in rates)
+    g_rate: float = statistics.median(float(r[1] or 0) for r in rates)
 
     def ratio(t: CallTiming, full: bool) -> float:
         return t.seconds / t.floor_s(t.prompt_rate or p_rate, t.generation_rate or g_rate, full)
