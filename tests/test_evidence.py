@@ -112,7 +112,7 @@ def test_producers_of_the_real_pipeline_are_classified():
     for s in specs:
         assert synth[s.name] == (E.KNOWN if s.is_heuristic else E.MEASURED)
         assert rec[s.name] == E.MEASURED
-    padme = prof.get("padme", {}, dict)
+    padme = prof.params.padme
     assert E.padme_synthesis_kind(padme)[0] == E.KNOWN
     assert E.padme_filter_kinds({"filter_judges": [{"heuristic": "J1"}, {"backbone": "llamacpp/x", "name": "J2"}]}) == {
         "J1": E.KNOWN, "J2": E.MEASURED}  # fmt: skip

@@ -56,7 +56,7 @@ def gw(tmp_path_factory):
 
 # ---- protocols and prompts ---------------------------------------------------------------------
 def test_every_protocol_renders_with_its_slots(one_of_each):
-    assert set(P.PROTOCOLS) == {"pacejudge", "geval", "mtbench_scalar_first", "persona_blind",
+    assert set(P.PROTOCOLS) == {"pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scalar_first", "persona_blind",
                                 "persona_aware_generic", "ares", "personalens", "etapp"}  # fmt: skip
     for name, p in P.PROTOCOLS.items():
         names = P.slot_names(p)

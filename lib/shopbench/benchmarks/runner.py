@@ -32,6 +32,7 @@ BENCHES = {
     "padme_synthesis": ("padme", "bench_synthesis", {}),
     "padme_meta_eval": ("padme", "bench_meta_eval", {}),
     "reliability": ("reliability", "bench_reliability", {}),
+    "local_llm": ("local_llm", "bench_local_llm", {}),
 }  # name -> (module of this package, function, keyword arguments); each imported only when it runs
 FILES = {  # benchmark file -> the benchmarks it holds
     "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "cached", "llamacpp"],
@@ -41,6 +42,7 @@ FILES = {  # benchmark file -> the benchmarks it holds
     "shop": ["shop"],
     "padme": ["padme_synthesis", "padme_meta_eval"],
     "reliability": ["reliability"],
+    "local_llm": ["local_llm"],
 }
 
 

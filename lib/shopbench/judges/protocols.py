@@ -15,6 +15,7 @@ Protocols (Tables 18–19):
 name                        targets    contract
 ==========================  =========  =======================================================
 ``pacejudge``               P A C E    PACEJudge contract (D.4)
+``pacejudge_prefix_first``  P A C E    D.4's prompt with the fixed parts before the record
 ``geval``                   P A C E    same contract, G-Eval-style rubric instruction (C.3.1)
 ``mtbench_scalar_first``    P A C E    same contract, scalar-first instruction (C.3.1)
 ``persona_blind``           A C E      same contract, persona serialized as {"omitted": true}
@@ -366,6 +367,8 @@ def pace_protocols() -> list[Protocol]:
     """The eight protocols of Tables 18-19, registered by name."""
     return [
         _protocol("pacejudge", PACE_CONTRACT, ALL_TARGETS, source="D.4"),
+        # D.4's text with the fixed parts (labels, rules, schema) before the record: KV-cache prefix reuse
+        _protocol("pacejudge_prefix_first", PACE_CONTRACT, ALL_TARGETS, source="D.4, reordered: fixed parts first"),
         _protocol("geval", PACE_CONTRACT, ALL_TARGETS, source="C.3.1 G-Eval-style rubric judge [8]"),
         _protocol("mtbench_scalar_first", PACE_CONTRACT, ALL_TARGETS,
                   source="C.3.1 scalar-first judge (MT-Bench style) [19]"),

@@ -14,6 +14,16 @@ Model calls go through :class:`LlamaCppHandler`, a litellm custom provider servi
 ``llamacpp/<name>`` (the gateway registers it), or through :func:`serve`, which runs
 ``llama_cpp.server`` as an OpenAI-compatible subprocess (``openai/<alias>`` in litellm).
 
+**Thread settings.** Importing this module sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the user set a
+policy) before ``llama_cpp`` and its OpenMP runtime load, and every ``llama_cpp.server`` started by
+:func:`serve` gets it in its environment (:func:`wait_policy_env`): spinning waiters cost 3-15x on
+2 shared cores. ``N_THREADS`` = 1 and ``N_BATCH`` = 512 come from an interleaved SmolLM2 sweep
+(:func:`shopbench.benchmarks.local_llm.settings_sweep`, 2,048-token PACEJudge prompt, load average
+2-4): prompt eval was the same with 1 or 2 threads (62-78 vs 60-71 tokens/s) and generation faster
+with 1 (22-24 vs 9-20 tokens/s), because a second thread only helps when a core is free; n_batch 128
+and 512 did not differ. On an idle machine set ``SHOPBENCH_LLAMACPP_THREADS=2`` (docs/DESIGN.md,
+"Local LLM speed").
+
 ``llama_cpp`` is imported lazily: this module imports without it, and without importing litellm
 (~4 s) until :class:`LlamaCppHandler` is first accessed, so the CLI stays fast. llama.cpp's native build
 (``-DGGML_NATIVE=ON``) crashes on some CPUs (AMX), so :func:`ensure_llama_cpp` installs a wheel
@@ -74,8 +84,10 @@ __all__ = [
     "model_dir",
     "model_path",
     "models_in_profile",
+    "apply_wait_policy",
     "read_gguf_metadata",
     "serve",
+    "wait_policy_env",
     "wheel_dir",
 ]
 
@@ -83,7 +95,9 @@ LLAMA_CPP_VERSION = "0.3.36"
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 INSTALL_COMMAND = "make local-llm"
 PROVIDER = "llamacpp"
-N_THREADS = 2  # the machines have 2 cores; SHOPBENCH_LLAMACPP_THREADS overrides
+N_THREADS = 1  # measured on the 2 shared cores (see Thread settings); SHOPBENCH_LLAMACPP_THREADS overrides
+N_BATCH = 512  # prompt tokens per llama_decode; SHOPBENCH_LLAMACPP_BATCH overrides (see Thread settings)
+WAIT_POLICY = "PASSIVE"  # OMP_WAIT_POLICY unless the user set one (see Thread settings)
 
 
 MAX_N_CTX = 8192
@@ -92,6 +106,63 @@ _CHUNK = 8 * 1024 * 1024
 
 def _threads() -> int:
     return int(os.environ.get("SHOPBENCH_LLAMACPP_THREADS") or N_THREADS)
+
+
+def _batch() -> int:
+    return int(os.environ.get("SHOPBENCH_LLAMACPP_BATCH") or N_BATCH)
+
+
+# ── Thread wait policy ───────────────────────────────────────────────────────
+
+
+def wait_policy_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """A copy of ``env`` (default ``os.environ``) with ``OMP_WAIT_POLICY`` = :data:`WAIT_POLICY`
+    unless it already names a policy: the environment of every ``llama_cpp.server`` started here."""
+    out = dict(os.environ if env is None else env)
+    if not out.get("OMP_WAIT_POLICY"):
+        out["OMP_WAIT_POLICY"] = WAIT_POLICY
+    return out
+
+
+def _gomp_loaded() -> bool:
+    """Whether the system OpenMP runtime (``libgomp.so.1``, which llama.cpp links) is mapped already."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            return any(os.path.basename(line.split()[-1]).startswith("libgomp.so") for line in f if "/" in line)
+    except OSError:
+        return False
+
+
+def apply_wait_policy() -> str:
+    """Set ``OMP_WAIT_POLICY`` in this process (unless the user set it) and return the policy in force.
+
+    libgomp reads the variable once, when it is loaded (with ``llama_cpp``), so this runs on import
+    of this module and again before each import of ``llama_cpp``. Setting it after libgomp is loaded
+    changes nothing; that case warns (import ``shopbench.llm.llamacpp`` earlier, or export the variable).
+    """
+    if os.environ.get("OMP_WAIT_POLICY"):
+        return os.environ["OMP_WAIT_POLICY"]
+    late = sys.modules.get("llama_cpp") is not None or _gomp_loaded()
+    os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+    if late:
+        import warnings
+
+        warnings.warn(
+            "OMP_WAIT_POLICY was set after the OpenMP runtime was loaded, so llama.cpp's threads keep "
+            "spinning while they wait (3-15x slower on 2 shared cores); export OMP_WAIT_POLICY=PASSIVE "
+            "or import shopbench.llm.llamacpp before llama_cpp",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return WAIT_POLICY
+
+
+def _import_llama_cpp() -> Any:
+    apply_wait_policy()
+    return importlib.import_module("llama_cpp")
+
+
+apply_wait_policy()
 
 
 # ── Registry ─────────────────────────────────────────────────────────────────
@@ -352,7 +423,7 @@ def _check_gguf(spec: ModelSpec, path: Path) -> dict[str, Any]:
 def llama_cpp_available() -> bool:
     """Whether ``llama_cpp`` imports in this interpreter (its shared library loads)."""
     try:
-        importlib.import_module("llama_cpp")
+        _import_llama_cpp()
     except Exception:
         return False
     return True
@@ -365,12 +436,12 @@ def _python_has_llama_cpp(python: str) -> bool:
     # abspath, not realpath: a venv's python is a symlink to the base interpreter
     if os.path.abspath(python) == os.path.abspath(sys.executable):
         try:
-            importlib.import_module("llama_cpp")
+            _import_llama_cpp()
             importlib.import_module("llama_cpp.server.app")
         except Exception:
             return False
         return True
-    return subprocess.run([python, "-c", _SERVER_CHECK], capture_output=True).returncode == 0
+    return subprocess.run([python, "-c", _SERVER_CHECK], capture_output=True, env=wait_policy_env()).returncode == 0
 
 
 def _cached_wheel(wdir: Path) -> Path | None:
@@ -680,9 +751,11 @@ class _LlamaCppCore:
 
     Each model is loaded once (lazily, on first call) and calls to one model object are
     serialized with a lock: a llama.cpp context serves one generation at a time.
-    ``n_threads`` defaults to ``$SHOPBENCH_LLAMACPP_THREADS`` or 2. With 2 threads on 2 cores,
-    any other busy process slows generation 5-20x (llama.cpp threads wait on each other); 1
-    thread degrades far less.
+    ``n_threads`` defaults to ``$SHOPBENCH_LLAMACPP_THREADS`` or 1, ``n_batch`` to
+    ``$SHOPBENCH_LLAMACPP_BATCH`` or 512. llama.cpp's OpenMP threads wait on each other at every
+    operation; spinning while they wait (libgomp's default) slowed generation 3-15x on 2 shared cores,
+    so :func:`apply_wait_policy` makes them sleep (``OMP_WAIT_POLICY=PASSIVE``) unless the user chose a
+    policy. Rates under load: ``python -m shopbench.benchmarks.local_llm`` (docs/DESIGN.md).
     ``seed`` seeds the model at load (llama-cpp-python treats 0/None as random), so a sequence of
     calls is reproducible; a per-call ``seed`` overrides it.
 
@@ -695,6 +768,7 @@ class _LlamaCppCore:
     ) -> None:
         super().__init__()
         self.n_threads = n_threads or _threads()
+        self.n_batch = _batch()
         self.seed = seed
         self.n_ctx = n_ctx
         self._models: dict[str, Any] = {}
@@ -709,7 +783,7 @@ class _LlamaCppCore:
             if spec.name not in self._models:
                 path = model_path(spec.name)
                 try:
-                    from llama_cpp import Llama
+                    Llama = _import_llama_cpp().Llama
                 except Exception as e:
                     raise ModelNotInstalled(
                         f"llama-cpp-python is not importable ({e}); install it with: {INSTALL_COMMAND}"
@@ -718,6 +792,7 @@ class _LlamaCppCore:
                     model_path=str(path),
                     n_ctx=min(self.n_ctx or spec.n_ctx, MAX_N_CTX),
                     n_threads=self.n_threads,
+                    n_batch=self.n_batch,
                     verbose=False,
                 )
                 if self.seed is not None:
@@ -866,10 +941,12 @@ def serve(
     port = port or _free_port(host)
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
            "--port", str(port), "--model_alias", alias,
-           "--n_ctx", str(min(n_ctx or spec.n_ctx, MAX_N_CTX)), "--n_threads", str(n_threads or _threads())]  # fmt: skip
+           "--n_ctx", str(min(n_ctx or spec.n_ctx, MAX_N_CTX)), "--n_threads", str(n_threads or _threads()),
+           "--n_batch", str(_batch())]  # fmt: skip
     log = tempfile.NamedTemporaryFile(prefix=f"llamacpp-server-{spec.name}-", suffix=".log", delete=False)
     log_path = Path(log.name)
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=wait_policy_env())  # fmt: skip
     log.close()
     api_base = f"http://{host}:{port}/v1"
     try:

@@ -2,8 +2,9 @@
 
 - :mod:`.build` — the whole build (:class:`BuildConfig` → :func:`build` → :func:`write`) and
   :func:`load_records`, which validates every line of a records file;
-- :mod:`.schema` — the data model (Product, Query, EvidencePool, Persona, Response, Defect, Record);
-- :mod:`.taxonomy` — verticals, missions, persona facets, the seven defect families, the 12 checks;
+- the data model (Product, Query, EvidencePool, Persona, Response, Defect, Record) and the taxonomy
+  (verticals, missions, persona facets, the seven defect families, the 12 checks) live in
+  :mod:`shopbench.core`, shared by every paper; they are re-exported here;
 - :mod:`.personas`, :mod:`.assign`, :mod:`.generate`, :mod:`.defects`, :mod:`.swaps`, :mod:`.checks`
   — the build stages; :mod:`.tables` — Tables 8–13 and 17 of the built benchmark.
 
@@ -16,8 +17,8 @@ from .._lazy import lazy_exports
 
 _EXPORTS = {
     ".build": ["BuildConfig", "BuildResult", "build", "write", "load_records"],
-    ".schema": ["Product", "Query", "EvidencePool", "EvidenceSnippet", "Persona", "Response", "Defect", "Record"],
-    ".taxonomy": ["FAMILIES", "DEFECTS", "CHECKS"],
+    "..core": ["Product", "Query", "EvidencePool", "EvidenceSnippet", "Persona", "Response", "Defect", "Record"],
+    "..core.taxonomy": ["FAMILIES", "DEFECTS", "CHECKS"],
     ".io": ["DataFileError", "read_jsonl", "write_jsonl"],
     ".tables": ["table8_summary", "table10_verticals", "table11_missions", "table12_personas",
                 "table13_evidence", "table17_defects", "checks_table", "worked_record"],

@@ -6,7 +6,7 @@ from typing import Literal
 
 from ._base import Name, PositiveInt, Section
 
-PROTOCOL_NAMES = ("pacejudge", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
+PROTOCOL_NAMES = ("pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
                   "personalens", "etapp")  # fmt: skip
 """The judge protocols (``shopbench.judges.protocols.PROTOCOLS``; a test keeps them in step)."""
 ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]

@@ -182,9 +182,15 @@ def ours_vs_paper(df, ours: str = KNOWN, marker: str = "paper") -> dict[str, str
 
 
 # ---- PADMÉ (seed 003): which parts of a synthesis run are stand-ins -------------------------------
-def padme_filter_kinds(cfg: Mapping[str, Any]) -> dict[str, str]:
+def _section(cfg: Any) -> Mapping[str, Any]:
+    """A profile section as plain data: the typed section (``ctx.params.padme``) with its defaults, or a mapping."""
+    return cfg.model_dump(mode="json", by_alias=True, warnings=False) if hasattr(cfg, "model_dump") else cfg
+
+
+def padme_filter_kinds(cfg: Any) -> dict[str, str]:
     """``{"J1": kind, ...}`` for ``padme.filter_judges``: a heuristic judge is known-answer (it shares
     ``criterion_score`` with the markers the simulated steering inserts); an LLM judge its backbone's."""
+    cfg = _section(cfg)
     out = {}
     for i, spec in enumerate(cfg.get("filter_judges") or [], start=1):
         if isinstance(spec, Mapping) and "heuristic" in spec:
@@ -195,10 +201,11 @@ def padme_filter_kinds(cfg: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def padme_synthesis_kind(cfg: Mapping[str, Any]) -> tuple[str, str]:
+def padme_synthesis_kind(cfg: Any) -> tuple[str, str]:
     """``(kind, why)`` of what a PADMÉ synthesis run's funnel, retention and reward tables report:
     known-answer when the agents are scripted (their conduct follows the steering level by
     construction) or a filter judge is heuristic; else the combined kind of the model parts."""
+    cfg = _section(cfg)
     why = []
     if str(cfg.get("agent", "scripted")) == "scripted":
         why.append("scripted agents whose conduct follows the steering level (simulated steering)")
