@@ -31,8 +31,9 @@ from shopbench.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories" / "gpt-4o-airline.json"
-needs_tau = pytest.mark.skipif(not TAU.exists(), reason=f"tau-bench data not found at {TAU} (../shared/data is absent)")
-
+needs_tau = pytest.mark.skipif(
+    not TAU.exists(), reason=f"tau-bench data not found at {TAU} (../shared/data is absent)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +172,10 @@ def test_kill_9_loses_at_most_the_pair_in_progress(tmp_path):
 def test_two_writer_processes_at_once(tmp_path):
     n = 300
     procs = [_writer(tmp_path, name, n) for name in ("alice", "bob")]
-    same = [_writer(tmp_path, "carol", n), _writer(tmp_path, "carol", n)]  # same file: O_APPEND keeps lines whole
+    same = [
+        _writer(tmp_path, "carol", n),
+        _writer(tmp_path, "carol", n),
+    ]  # same file: O_APPEND keeps lines whole
     for p in procs + same:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -235,11 +239,20 @@ def test_tau_bench_malformed_input_names_file_and_record(tmp_path):
         pairs_from_tau_bench(f)
     ok = {"task_id": 3, "trial": 0, "reward": 1.0, "traj": [{"role": "user", "content": "hi"}]}
     f.write_text(json.dumps([ok, {"task_id": 3, "trial": 1, "traj": []}]))
-    with pytest.raises(PairImportError, match=r"runs\.json, conversation \[1\] \(task_id=3\): field 'reward': is missing"):
+    with pytest.raises(
+        PairImportError, match=r"runs\.json, conversation \[1\] \(task_id=3\): field 'reward': is missing"
+    ):
         pairs_from_tau_bench(f)
-    bad_msg = {**ok, "trial": 1, "reward": 0.0, "traj": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}
+    bad_msg = {
+        **ok,
+        "trial": 1,
+        "reward": 0.0,
+        "traj": [{"role": "assistant", "tool_calls": [{"function": {}}]}],
+    }
     f.write_text(json.dumps([ok, bad_msg]))
-    with pytest.raises(PairImportError, match=r"conversation \[1\] \(task_id=3, trial=1\): field 'traj\[0\]'"):
+    with pytest.raises(
+        PairImportError, match=r"conversation \[1\] \(task_id=3, trial=1\): field 'traj\[0\]'"
+    ):
         pairs_from_tau_bench(f)
     good = {**ok, "traj": [{"role": "system", "content": "POLICY TEXT"}, {"role": "user", "content": "hi"}]}
     f.write_text(json.dumps([good, {**good, "trial": 1, "reward": 0.0}, {**good, "trial": 2}]))
@@ -387,7 +400,14 @@ def test_widget_state_holds_no_hidden_metadata(tmp_path, paceshop_records):
         leaked = [s for s in secrets if s in dumped]
         assert not leaked, f"hidden metadata on the {screen} screen: {leaked[:3]}"
         data = json.dumps({k: state[k] for k in ("content", "ui", "instructions")})
-        for key in ('"label"', '"hidden"', '"steering_levels"', '"filter_outcome"', '"source"', '"slot_order"'):
+        for key in (
+            '"label"',
+            '"hidden"',
+            '"steering_levels"',
+            '"filter_outcome"',
+            '"source"',
+            '"slot_order"',
+        ):
             assert key not in data, f"{key} sent to the browser on the {screen} screen"
     assert len(AnnotationStore(tmp_path).answers("ann")) == len(pairs)
 
@@ -430,10 +450,17 @@ def test_controller_keys_like_the_browser(tmp_path):
     assert len(rows) == 1
     order = slot_order(9, "kim", pairs[0].id)
     assert (rows[0].pair_id, rows[0].choice, rows[0].chosen_item, rows[0].confidence, rows[0].slot_order) == (
-        pairs[0].id, "B", order[1], 100, order)
+        pairs[0].id,
+        "B",
+        order[1],
+        100,
+        order,
+    )
     assert ui()["progress"]["index"] == 2 and ui()["choice"] is None and w.content["left"] != left_html
 
-    w._handle_custom_msg({"type": "key", "key": "ArrowLeft", "view_id": stale}, [])  # pressed before pair 2 arrived
+    w._handle_custom_msg(
+        {"type": "key", "key": "ArrowLeft", "view_id": stale}, []
+    )  # pressed before pair 2 arrived
     assert ui()["choice"] is None
     _send(w, type="pick", slot="A")  # a click
     _send(w, type="confidence", value=0)
@@ -445,7 +472,12 @@ def test_controller_keys_like_the_browser(tmp_path):
     assert ui()["progress"]["index"] == 4
 
     _key(w, "Backspace")  # from the intro back to pair 3, prefilled
-    assert (ui()["screen"], ui()["progress"]["index"], ui()["choice"], ui()["confidence"]) == ("pair", 3, "B", 50)
+    assert (ui()["screen"], ui()["progress"]["index"], ui()["choice"], ui()["confidence"]) == (
+        "pair",
+        3,
+        "B",
+        50,
+    )
     _key(w, "Backspace")
     assert (ui()["progress"]["index"], ui()["choice"], ui()["confidence"]) == (2, "A", 0)
     _key(w, "ArrowRight")
@@ -515,16 +547,23 @@ def test_rendering_of_conversations_and_paceshop(paceshop_records):
     conv = synthetic_pairs(1)[0].side_a
     html = render_item(conv)
     assert html.count('class="sb-turn ') == 3  # customer, agent (call + result + answer), customer
-    assert '<details class="sb-call"><summary>Agent calls <code>get_user_details(user_id=&quot;user_000&quot;)' in html
+    assert (
+        '<details class="sb-call"><summary>Agent calls <code>get_user_details(user_id=&quot;user_000&quot;)'
+        in html
+    )
     assert '<details class="sb-result"><summary>Tool result -&gt; get_user_details</summary>' in html
     assert "<details open" not in html
     p = pairs_from_paceshop(paceshop_records, n=1)[0]
     ps = render_item(p.side_a)
-    assert "<strong>" in ps and "Product categories" in ps and "Related queries" in ps and "Attributions" in ps
+    assert (
+        "<strong>" in ps and "Product categories" in ps and "Related queries" in ps and "Attributions" in ps
+    )
     assert "Shopper query:" in ps and "Shopper:" in ps and "M:" in ps
     from shopbench.annotate.pairs import Reference
 
-    doc = render_reference(Reference(title="t", text="# Policy\n\n<script>x</script> **ok**", format="markdown"))
+    doc = render_reference(
+        Reference(title="t", text="# Policy\n\n<script>x</script> **ok**", format="markdown")
+    )
     assert "<h1>Policy</h1>" in doc and "<script>" not in doc and "<strong>ok</strong>" in doc
 
 
@@ -558,7 +597,10 @@ def test_notebook_runs_under_papermill(tmp_path, monkeypatch):
                         parameters={"profile": "smoke", "source": "tau_bench", "n_pairs": 4, "store_dir": str(store)},
                         kernel_name="python3", progress_bar=False)  # fmt: skip
     text = out.read_text()
-    assert "application/vnd.jupyter.widget-view+json" in text and "AnnotationWidget(annotator='demo', pairs=4" in text
+    assert (
+        "application/vnd.jupyter.widget-view+json" in text
+        and "AnnotationWidget(annotator='demo', pairs=4" in text
+    )
     tables = tmp_path / "out" / "smoke" / "paper" / "tables"
     assert (tables / "annotate_pairs.csv").exists() and (tables / "annotate_answers.csv").exists()
 
@@ -573,15 +615,25 @@ def test_serve_settings_and_loopback_only(monkeypatch):
     monkeypatch.setenv("SHOPBENCH_ANNOTATOR", "bob")
     monkeypatch.setenv("SHOPBENCH_ANNOTATION_PAIRS", "5")
     monkeypatch.setenv("QUERY_STRING", "annotator=alice&store_dir=/etc")
-    assert serve.settings(**base) == {"annotator": "bob", "store_dir": None, "n_pairs": 5}  # not in Voila: no query
+    assert serve.settings(**base) == {
+        "annotator": "bob",
+        "store_dir": None,
+        "n_pairs": 5,
+    }  # not in Voila: no query
     monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:1/?annotator=alice")
-    assert serve.settings(**base) == {"annotator": "alice", "store_dir": None, "n_pairs": 5}  # a URL never picks a folder
+    assert serve.settings(**base) == {
+        "annotator": "alice",
+        "store_dir": None,
+        "n_pairs": 5,
+    }  # a URL never picks a folder
     argv = serve.voila_argv("nb.ipynb", 1234)
     assert "--Voila.port_retries=0" in argv and "--Voila.ip=127.0.0.1" in argv and "--Voila.port=1234" in argv
     with pytest.raises(SystemExit, match="loopback"):
         serve.voila_argv("nb.ipynb", 1234, ip="0.0.0.0")
     cfg = json.loads((serve.HERE / "voila.json").read_text())
-    assert cfg["Voila"]["tornado_settings"]["disable_check_xsrf"] is True and cfg["Voila"]["ip"] == "127.0.0.1"
+    assert (
+        cfg["Voila"]["tornado_settings"]["disable_check_xsrf"] is True and cfg["Voila"]["ip"] == "127.0.0.1"
+    )
     assert cfg["MappingKernelManager"]["cull_idle_timeout"] > 0
 
 
@@ -597,8 +649,14 @@ def test_store_exports_to_the_human_study_format(tmp_path):
             order = slot_order(0, a, p.id)
             winner_slot = "A" if order[0] == p.hidden.label else "B"
             store.record(a, p.id, winner_slot, 100, order, shown_at="2026-01-01T00:00:00Z")
-    _answer(store, "a2", pairs[0].id, "A" if slot_order(0, "a2", pairs[0].id)[0] != pairs[0].hidden.label else "B", 0,
-            slot_order(0, "a2", pairs[0].id))  # a revision that disagrees with the label
+    _answer(
+        store,
+        "a2",
+        pairs[0].id,
+        "A" if slot_order(0, "a2", pairs[0].id)[0] != pairs[0].hidden.label else "B",
+        0,
+        slot_order(0, "a2", pairs[0].id),
+    )  # a revision that disagrees with the label
     annotations, key = human_study_frames(store, pairs, panels)
     assert len(annotations) == 12 and len(key) == 4
     export_human_study(annotations, key, tmp_path / "study")
@@ -649,7 +707,9 @@ def test_developer_notes_go_to_the_server_log_under_voila(monkeypatch, capsys):
 
     monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:1/")
     err = []
-    monkeypatch.setattr(nb.sys, "__stderr__", type("E", (), {"write": lambda s, t: err.append(t), "flush": lambda s: None})())
+    monkeypatch.setattr(
+        nb.sys, "__stderr__", type("E", (), {"write": lambda s, t: err.append(t), "flush": lambda s: None})()
+    )
     nb.note("no PACEShop build in /some/local/path")
     assert capsys.readouterr().out == "" and "/some/local/path" in "".join(err)
     monkeypatch.delenv("VOILA_REQUEST_URL")

@@ -33,7 +33,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 def _missing() -> str | None:
     if not Path(CHROMIUM).exists():
         return "chromium not installed (apt-get install -y chromium)"
-    for module, pin in (("playwright", "playwright==1.63.0"), ("voila", "voila==0.5.13"), ("anywidget", "anywidget==0.11.0")):
+    for module, pin in (
+        ("playwright", "playwright==1.63.0"),
+        ("voila", "voila==0.5.13"),
+        ("anywidget", "anywidget==0.11.0"),
+    ):
         if importlib.util.find_spec(module) is None:
             return f"python package {module} not installed (pip install {pin})"
     return None
@@ -62,18 +66,24 @@ def voila(tmp_path):
     cmd = [sys.executable, "-m", "shopbench.annotate.serve", "--port", str(port), "--annotator", "bob",
            "--store", str(store), "--source", "tau_bench", "--tau-bench-path", str(TAU), "--n-pairs", "5"]  # fmt: skip
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"the annotation server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+                pytest.fail(
+                    f"the annotation server exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"the annotation server did not listen on {port} within 60 s:\n{log.read_text()[-3000:]}")
+                    pytest.fail(
+                        f"the annotation server did not listen on {port} within 60 s:\n{log.read_text()[-3000:]}"
+                    )
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/", store, log
     finally:
@@ -99,7 +109,9 @@ def test_annotate_in_a_real_browser(voila):
             page.on("request", lambda r: requests.append(r.url))
             page.goto(url + "?annotator=alice")
             root = page.locator("[data-testid=annotate-root]")
-            expect(root).to_have_attribute("data-screen", "instructions", timeout=90_000)  # kernel start + notebook
+            expect(root).to_have_attribute(
+                "data-screen", "instructions", timeout=90_000
+            )  # kernel start + notebook
             expect(page.get_by_text("Before you start")).to_be_visible()
 
             def press(key, **attrs):
@@ -151,7 +163,11 @@ def test_annotate_in_a_real_browser(voila):
             assert "side_a" not in page.content() and "side_b" not in page.content()
             assert not errors, errors
             # offline-clean: every request goes to this machine (no CDN fonts, no analytics)
-            outside = [u for u in requests if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))]
+            outside = [
+                u
+                for u in requests
+                if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+            ]
             assert requests and not outside, outside
             # no developer notes or local paths on the annotator's screen (they go to the server log)
             text = page.locator("body").inner_text()

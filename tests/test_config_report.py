@@ -22,13 +22,17 @@ def test_profiles_in_repo_load():
 
 def test_bad_yaml_names_file_and_line(tmp_path):
     p = write(tmp_path, "seed: 1\nbackbones: [a\n")
-    with pytest.raises(ParamError, match=r"p\.yaml, line \d+, column \d+: not valid YAML.*Fix: check the indentation"):
+    with pytest.raises(
+        ParamError, match=r"p\.yaml, line \d+, column \d+: not valid YAML.*Fix: check the indentation"
+    ):
         load_profile(p)
 
 
 def test_wrong_type_names_key_path(tmp_path):
     p = write(tmp_path, "seed: 1\ngateway:\n  concurrency:\n    openai: many\n")
-    with pytest.raises(ParamError, match=r"p\.yaml, line 4: key 'gateway\.concurrency\.openai': must be a whole number"):
+    with pytest.raises(
+        ParamError, match=r"p\.yaml, line 4: key 'gateway\.concurrency\.openai': must be a whole number"
+    ):
         load_profile(p)
 
 
@@ -61,10 +65,17 @@ def test_model_not_installed_says_which_command(tmp_path, monkeypatch):
 
 
 def test_parse_output_rules():
-    schema = {"type": "object", "properties": {"p": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["p"]}
+    schema = {
+        "type": "object",
+        "properties": {"p": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["p"],
+    }
     assert parse_output('{"p": 0.4}', schema).value == {"p": 0.4}
     assert parse_output('```json\n{"p": 0.4}\n```', schema).ok
-    assert "maximum" in parse_output('{"p": 100}', schema).error or "100" in parse_output('{"p": 100}', schema).error
+    assert (
+        "maximum" in parse_output('{"p": 100}', schema).error
+        or "100" in parse_output('{"p": 100}', schema).error
+    )
     assert parse_output('{"p": true}', schema).error.startswith("contract violation")
     assert parse_output('{"p": 0.4}', schema, "length").error.startswith("truncated")
     assert parse_output("not json", schema).error.startswith("invalid JSON")

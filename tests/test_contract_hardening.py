@@ -58,7 +58,10 @@ def test_non_text_output_never_raises(junk):
 def test_good_outputs_still_parse():
     assert parse_output('{"score": 0.5}', SCORE).value == {"score": 0.5}
     assert parse_output('```json\n{"score": 1}\n```', SCORE).value == {"score": 1}
-    assert parse_output('  {"score": 0, "note": "caf\\u00e9 \\ud83d\\ude00"}\n', SCORE).value["note"] == "café 😀"
+    assert (
+        parse_output('  {"score": 0, "note": "caf\\u00e9 \\ud83d\\ude00"}\n', SCORE).value["note"]
+        == "café 😀"
+    )
     assert parse_output("free text \x00 with a NUL", None).value == "free text \x00 with a NUL"
 
 
@@ -141,7 +144,8 @@ def test_http_answer_with_surrogate_nul_and_huge_text(server, gateway):
 
 
 @pytest.mark.parametrize(
-    "arguments", ['{"query": NaN}', '{"query": "a", "query": "b"}', "[" * 100_000, '{"limit": ' + "9" * 5000 + "}"]
+    "arguments",
+    ['{"query": NaN}', '{"query": "a", "query": "b"}', "[" * 100_000, '{"limit": ' + "9" * 5000 + "}"],
 )
 def test_native_tool_call_arguments_are_strict(arguments):
     """A function call's ``arguments`` string is model output too: refused with a reason (the agent

@@ -109,7 +109,11 @@ def test_turn_order_tool_rounds_and_user_stop():
     assert conv.messages[2]["tool_calls"][0]["id"] == "c0.0.0"  # ids given where the agent left them empty
     assert conv.messages[2]["tool_calls"][0]["function"] == {"name": "echo", "arguments": '{"x": 1}'}
     assert agent.seen == ["intent-0", [{"x": 1}], [{"x": 2}]]  # the user's observation, then tool results
-    assert [(r.turn, r.round) for r in env.tool_log] == [(0, 0), (0, 1)] == [(r.turn, r.round) for r in conv.tools]
+    assert (
+        [(r.turn, r.round) for r in env.tool_log]
+        == [(0, 0), (0, 1)]
+        == [(r.turn, r.round) for r in conv.tools]
+    )
     assert env.ended == [(0, "done?", 2, None)]
     assert user.views[1] == {"index": 1, "agent_text": "done?", "final": False}
     assert (conv.stop, conv.termination, conv.usage, conv.steps) == (Stop.USER_STOP, "echo:user_stop",
@@ -144,7 +148,11 @@ def test_crashes_are_contained():
     conv = run_conversation(EchoEnv(), ListAgent([]), ListUser([ValueError("no turn")]), "")
     assert (conv.stop, conv.errors["user"]) == (Stop.NO_OPENING, "ValueError: no turn")
     conv = run_conversation(EchoEnv(), ListAgent([]), ListUser([UserTurn("hi"), ValueError("later")]), "")
-    assert conv.stop == Stop.USER_ERROR and [m["role"] for m in conv.messages] == ["system", "user", "assistant"]
+    assert conv.stop == Stop.USER_ERROR and [m["role"] for m in conv.messages] == [
+        "system",
+        "user",
+        "assistant",
+    ]
     agent = ListAgent([call("boom"), say("sorry")])
     conv = run_conversation(EchoEnv(), agent, ListUser([UserTurn("hi")]), "")
     assert agent.seen[1] == [{"error": "KeyError: 'no such record'"}]  # the agent sees the tool's failure
@@ -160,7 +168,9 @@ def test_openers_empty_replies_and_domain_endings():
     user = ListUser([UserTurn("bye", stop=True)])
     conv = run_conversation(EchoEnv(agent_opens=True), agent, user, "")
     assert agent.seen == [None] and user.views[0]["final"] is True
-    conv = run_conversation(EchoEnv(empty_reply_stops=True), ListAgent([AgentStep()]), ListUser([UserTurn("x")]), "")
+    conv = run_conversation(
+        EchoEnv(empty_reply_stops=True), ListAgent([AgentStep()]), ListUser([UserTurn("x")]), ""
+    )
     assert conv.stop == Stop.AGENT_STOP and conv.messages[-1]["role"] == "user"
     conv = run_conversation(EchoEnv(), ListAgent([AgentStep()]), ListUser([UserTurn("x")]), "")
     assert conv.messages[2] == {"role": "assistant", "content": ""}  # the shop's rule: an empty message
@@ -198,6 +208,8 @@ def test_tau2_user_crash_is_a_recorded_user_error():
 
     src = Tau2Source(TAU2)
     task = src.tasks(1)[0]
-    r = src.rollout(task, Criterion("task_resolution", "x"), "good", "", Context("scripted", "m"), 0, Broken())
+    r = src.rollout(
+        task, Criterion("task_resolution", "x"), "good", "", Context("scripted", "m"), 0, Broken()
+    )
     assert r.meta["termination"] == "user_error" and "backend down" in r.meta["errors"]["user"]
     assert r.reward == 0.0 or task.meta["n_writes"] == 0

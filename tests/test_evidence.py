@@ -55,7 +55,9 @@ def test_a_missing_or_unknown_kind_is_an_error(ctx):
 
 
 def test_per_row_kinds_reach_the_csv_caption_and_index_json(ctx):
-    ctx.table(_judges(), "t_judges", "Judges.", evidence=ctx.evidence.per_row("backbone", members=["llamacpp/qwen"]))
+    ctx.table(
+        _judges(), "t_judges", "Judges.", evidence=ctx.evidence.per_row("backbone", members=["llamacpp/qwen"])
+    )
     csv = pd.read_csv(ctx.paper_dir / "tables" / "t_judges.csv")
     assert list(csv["evidence"]) == ["known-answer", "measured", "measured", "measured"]
     md = (ctx.paper_dir / "tables" / "t_judges.md").read_text()
@@ -63,13 +65,17 @@ def test_per_row_kinds_reach_the_csv_caption_and_index_json(ctx):
     assert "local/oracle-rules: rule judge built on the PACEShop generator" in md
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    ctx.figure(fig, "f_parts", "Ours beside the paper.", evidence={"ours": "measured", "paper": "reference"}, n=150)
+    ctx.figure(
+        fig, "f_parts", "Ours beside the paper.", evidence={"ours": "measured", "paper": "reference"}, n=150
+    )
     plt.close(fig)
     build_index(ctx.paper_dir, {"profile": "smoke", "notebooks": []})
     index = json.loads((ctx.paper_dir / "index.json").read_text())
     by_name = {a["name"]: a for a in index["artifacts"]}
     t, f = by_name["t_judges"], by_name["f_parts"]
-    assert t["evidence"] == "mixed" and t["evidence_rows"] == {"known-answer": 1, "measured": 3} and t["n"] == 4
+    assert (
+        t["evidence"] == "mixed" and t["evidence_rows"] == {"known-answer": 1, "measured": 3} and t["n"] == 4
+    )
     assert f["evidence"] == "mixed" and f["evidence_parts"] == {"ours": "measured", "paper": "reference"}
     assert f["n"] == 150 and "Evidence: mixed by column/series" in f["caption"]
     for key in ("name", "notebook", "kind", "evidence", "n", "backbones", "files", "caption"):
@@ -84,8 +90,12 @@ def test_a_stand_in_row_labelled_measured_is_found(ctx):
     ctx.table(df, "t_wrong", "All rows called measured.", evidence="measured")
     agents = pd.DataFrame({"group": ["outcome"], "metric": ["exact cart"], "scripted:competent": ["1.0"],
                            "llm:llamacpp/qwen": ["0.1"]})  # fmt: skip
-    ctx.table(agents, "t_agents_wrong", "Scripted agent called measured.",
-              evidence={"scripted:competent": "measured", "llm:llamacpp/qwen": "measured"})
+    ctx.table(
+        agents,
+        "t_agents_wrong",
+        "Scripted agent called measured.",
+        evidence={"scripted:competent": "measured", "llm:llamacpp/qwen": "measured"},
+    )
     ctx.table(agents, "t_agents_right", "Per column.", evidence=ctx.evidence.per_column(agents.columns[2:]))
     build_index(ctx.paper_dir, {"profile": "smoke", "notebooks": []})
     problems = json.loads((ctx.paper_dir / "index.json").read_text())["evidence_problems"]
@@ -93,7 +103,9 @@ def test_a_stand_in_row_labelled_measured_is_found(ctx):
     assert any("t_agents_wrong" in p and "scripted:competent" in p for p in problems)
     assert not any("t_agents_right" in p for p in problems)
     assert "Evidence audit: 2 problem(s)" in (ctx.paper_dir / "index.md").read_text()
-    assert E.audit([{"kind": "table", "name": "x", "notebook": "n"}]) == ["table 'x' (n): no valid evidence kind (got None)"]
+    assert E.audit([{"kind": "table", "name": "x", "notebook": "n"}]) == [
+        "table 'x' (n): no valid evidence kind (got None)"
+    ]
 
 
 def test_producers_of_the_real_pipeline_are_classified():
@@ -124,7 +136,9 @@ def test_producers_of_the_real_pipeline_are_classified():
 def test_index_shows_one_missing_mark_integral_counts_and_no_empty_columns(ctx):
     df = pd.DataFrame({"n_swaps": [24.0, 12.0], "calls": [36.0, np.nan], "rate": [1.0, 0.5], "r": [np.nan, np.nan],
                        "note": ["-", "x"]}, index=pd.Index(["a", "b"], name="judge"))  # fmt: skip
-    empty_row = pd.DataFrame({"x": [0.5, np.nan], "y": ["–", "-"]}, index=pd.Index(["full", "empty"], name="row"))
+    empty_row = pd.DataFrame(
+        {"x": [0.5, np.nan], "y": ["–", "-"]}, index=pd.Index(["full", "empty"], name="row")
+    )
     ctx.table(df, "t_present", "Counts.", evidence="known-answer")
     ctx.table(empty_row, "t_rows", "Rows.", evidence="measured")
     md, html = build_index(ctx.paper_dir, {"profile": "smoke", "notebooks": []})

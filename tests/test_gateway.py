@@ -11,7 +11,10 @@ from shopbench.llm import BudgetExceeded, Call, MissingKeyError, UnknownModelErr
 
 SCHEMA = {
     "type": "object",
-    "properties": {"answer": {"type": "string"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
+    "properties": {
+        "answer": {"type": "string"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
     "required": ["answer", "confidence"],
     "additionalProperties": False,
 }
@@ -42,8 +45,11 @@ def test_round_trip_cache_and_log(server, gateway):
 
 def test_repeat_index_and_settings_are_part_of_the_key(server, gateway):
     gw = gateway()
-    calls = [fake_call(server, "a", "x", repeat=0), fake_call(server, "a", "x", repeat=1),
-             fake_call(server, "b", "x", params={"temperature": 0.7})]
+    calls = [
+        fake_call(server, "a", "x", repeat=0),
+        fake_call(server, "a", "x", repeat=1),
+        fake_call(server, "b", "x", params={"temperature": 0.7}),
+    ]
     gw.run(calls, "k")
     assert server.total_requests == 3
 
@@ -112,8 +118,16 @@ def test_valid_structured_output_parses(server, gateway):
 
 def test_dry_run_counts_and_prices_without_calling(server, gateway):
     gw = gateway()
-    calls = [Call(f"d{i}", "openai/gpt-4o-mini", [{"role": "user", "content": f"q{i} " + "word " * 400}],
-                  params={"max_tokens": 100}, api_base=server.api_base) for i in range(10)]
+    calls = [
+        Call(
+            f"d{i}",
+            "openai/gpt-4o-mini",
+            [{"role": "user", "content": f"q{i} " + "word " * 400}],
+            params={"max_tokens": 100},
+            api_base=server.api_base,
+        )
+        for i in range(10)
+    ]
     est = gw.run(calls, "dry", dry_run=True)
     assert est.calls == 10 and est.to_call == 10 and est.cached == 0 and est.cost_usd > 0
     assert server.total_requests == 0
@@ -123,9 +137,19 @@ def test_dry_run_counts_and_prices_without_calling(server, gateway):
 
 
 def test_cost_cap_stops_cleanly_and_resumes(server, gateway, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "test-key-for-a-priced-endpoint-0000")  # priced, not a keyless local server
-    calls = [Call(f"c{i}", "openai/gpt-4o-mini", [{"role": "user", "content": f"question {i} " + "w " * 2000 + "[[fake:content=short]]"}],
-                  params={"max_tokens": 10}, api_base=server.api_base) for i in range(12)]
+    monkeypatch.setenv(
+        "OPENAI_API_KEY", "sk-" + "test-key-for-a-priced-endpoint-0000"
+    )  # priced, not a keyless local server
+    calls = [
+        Call(
+            f"c{i}",
+            "openai/gpt-4o-mini",
+            [{"role": "user", "content": f"question {i} " + "w " * 2000 + "[[fake:content=short]]"}],
+            params={"max_tokens": 10},
+            api_base=server.api_base,
+        )
+        for i in range(12)
+    ]
     per_call = gateway().estimate(calls[:1]).cost_usd
     gw = gateway(max_cost_usd=per_call * 4.5, concurrency={"openai": 1})
     with pytest.raises(BudgetExceeded, match="raise gateway.max_cost_usd"):
@@ -196,7 +220,9 @@ def test_missing_key_does_not_matter_when_cached(server, gateway, monkeypatch):
     gw = gateway()
     call = fake_call(server, "c", "cached")
     gw.run([call], "warm")
-    monkeypatch.setattr("shopbench.llm.gateway.check_model", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
+    monkeypatch.setattr(
+        "shopbench.llm.gateway.check_model", lambda *a, **k: (_ for _ in ()).throw(AssertionError)
+    )
     (row,) = gw.run([call], "warm2")
     assert row["cache_hit"]
 

@@ -9,7 +9,9 @@ from shopbench.llm.llamacpp import is_installed, llama_cpp_available
 pytestmark = [
     pytest.mark.llamacpp,
     pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python not installed (make local-llm)"),
-    pytest.mark.skipif(not is_installed("smollm2-135m-instruct"), reason="SmolLM2 not installed (make local-llm)"),
+    pytest.mark.skipif(
+        not is_installed("smollm2-135m-instruct"), reason="SmolLM2 not installed (make local-llm)"
+    ),
 ]
 
 CONTRACT = {
@@ -27,7 +29,9 @@ MSG = [{"role": "user", "content": "Is a leather wallet vegan? Answer GOOD if ye
 def test_structured_call_through_gateway(tmp_path, spec):
     (b,) = parse_backbones([spec])
     gw = Gateway(cache_dir=tmp_path / "c", log_dir=tmp_path / "l", backbones=[b], progress=False)
-    calls = [gw.call(b.name, "q1", MSG, params={"temperature": 0, "max_tokens": 40, "seed": 1}, schema=CONTRACT)]
+    calls = [
+        gw.call(b.name, "q1", MSG, params={"temperature": 0, "max_tokens": 40, "seed": 1}, schema=CONTRACT)
+    ]
     (row,) = gw.run(calls, "llama")
     assert row["error"] is None and row["attempts"] == 1 and row["completion_tokens"] > 0
     # the grammar makes the output JSON; the contract check is ours (ranges are never enforced by it)

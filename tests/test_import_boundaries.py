@@ -36,7 +36,12 @@ UNDER_TEST: dict[str, tuple[str, ...]] = {
     "shopbench.shopsim.agents": ("LLMAgent",),
     "shopbench.shopsim.verifier.judge": ("LLMJudge",),
     "shopbench.padme.filters": ("LLMFilterJudge",),
-    "shopbench.padme.evaluators": ("evaluator_messages", "score_from_row", "EvaluatorJudgeSpec", "padme_evaluator"),
+    "shopbench.padme.evaluators": (
+        "evaluator_messages",
+        "score_from_row",
+        "EvaluatorJudgeSpec",
+        "padme_evaluator",
+    ),
     "shopbench.judging": ("*",),  # the one judge role every model judge goes through
     "shopbench.domains.tau2_retail.agent": ("LLMRetailAgent",),
 }
@@ -134,7 +139,11 @@ def _parse(module: str):
                     local.update(b)
                     refs |= set(b.values())
             for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in local:
+                if (
+                    isinstance(sub, ast.Attribute)
+                    and isinstance(sub.value, ast.Name)
+                    and sub.value.id in local
+                ):
                     mod, sym = local[sub.value.id]
                     if sym == MODULE:
                         refs.add((mod, sub.attr))
@@ -210,7 +219,9 @@ def test_the_graph_finds_the_known_answer_stand_ins(start, reaches):
     paths = violations(start) if start[1] != MODULE else [[start]]
     if start[1] == MODULE:  # a whole module: some symbol of it reaches the target
         paths = [p for s in _parse(start[0]) for p in violations((start[0], s))]
-    assert any(p[-1][0] == reaches for p in paths), f"{start} should reach {reaches}: {[_fmt(p) for p in paths]}"
+    assert any(p[-1][0] == reaches for p in paths), (
+        f"{start} should reach {reaches}: {[_fmt(p) for p in paths]}"
+    )
 
 
 def test_every_embedded_backend_that_reaches_an_answer_key_is_labelled_known_answer():
@@ -227,6 +238,8 @@ def test_every_embedded_backend_that_reaches_an_answer_key_is_labelled_known_ans
         qual = b.fn.__qualname__.split(".")[0]
         reached = violations((b.fn.__module__, qual))
         if reached:
-            assert producer_kind(full)[0] == KNOWN, f"{full} reaches {_fmt(reached[0])} but is labelled measured"
+            assert producer_kind(full)[0] == KNOWN, (
+                f"{full} reaches {_fmt(reached[0])} but is labelled measured"
+            )
     assert producer_kind("local/oracle-rules")[0] == KNOWN
     assert producer_kind("local/checks")[0] != KNOWN

@@ -46,7 +46,12 @@ def test_variant_puts_every_fixed_part_before_the_record():
                                               "prompt_contract_json"}  # fmt: skip
     text = P.template(V).text
     head = text[: text.index("{record_id}")]
-    for fixed in ("Decision rules", "Mark GOOD only when", "Return JSON only with this schema:", "You are LLMaJ"):
+    for fixed in (
+        "Decision rules",
+        "Mark GOOD only when",
+        "Return JSON only with this schema:",
+        "You are LLMaJ",
+    ):
         assert fixed in head
     d4 = P.template("pacejudge").text
     assert "Decision rules" not in d4[: d4.index("{record_id}")]  # the paper's order is untouched
@@ -120,13 +125,19 @@ def test_deterministic_judges_answer_both_variants_alike(records, tmp_path):
     assert runs["parse_ok"].all()
     out = variant_agreement(runs).set_index("backbone")
     assert (out["n_pairs"] == len(records)).all()
-    assert (out[["verdict_agreement", "family_agreement", "location_agreement", "full_agreement"]] == 1.0).all().all()
+    assert (
+        (out[["verdict_agreement", "family_agreement", "location_agreement", "full_agreement"]] == 1.0)
+        .all()
+        .all()
+    )
 
 
 # ---- the benchmark's arithmetic (no wall-clock) ------------------------------------------------
 def test_shared_prefix_and_fraction():
     assert B.shared_prefix([1, 2, 3], [1, 2, 4, 5]) == 2 and B.shared_prefix([], [1]) == 0
-    assert B.prefix_shared_fraction([[1, 2, 3, 4], [1, 2, 9, 9], [1, 9]]) == pytest.approx((2 / 4 + 1 / 2) / 2)
+    assert B.prefix_shared_fraction([[1, 2, 3, 4], [1, 2, 9, 9], [1, 9]]) == pytest.approx(
+        (2 / 4 + 1 / 2) / 2
+    )
     with pytest.raises(ValueError):
         B.prefix_shared_fraction([[1]])
     assert B._reused([1, 2, 3, 7, 8], [1, 2, 3]) == 2  # a fully cached prompt replays one token

@@ -140,7 +140,11 @@ def _good_output(r, **over):
 
 
 def _row(obj, finish="stop"):
-    return {"status": "ok", "raw_output": obj if isinstance(obj, str) else json.dumps(obj), "finish_reason": finish}
+    return {
+        "status": "ok",
+        "raw_output": obj if isinstance(obj, str) else json.dumps(obj),
+        "finish_reason": finish,
+    }
 
 
 def test_parse_accepts_a_valid_answer(one_of_each):
@@ -180,7 +184,9 @@ def test_parse_rejects_contract_violations(one_of_each, mutate, kind):
     assert j["parse_ok"] is False and j["parse_error_kind"] == kind, j["parse_error"]
     assert all(j[k] is None for k in JUDGMENT_FIELDS), "nothing is kept from a rejected answer"
     out = P.PROTOCOLS["pacejudge"].parse(_row(o), r)
-    assert isinstance(out, ParseFailure) and out.stage == ("rule" if kind == "evidence_outside_pool" else "contract")
+    assert isinstance(out, ParseFailure) and out.stage == (
+        "rule" if kind == "evidence_outside_pool" else "contract"
+    )
 
 
 def test_parse_rejects_invalid_json_truncation_and_call_errors(one_of_each):
@@ -217,7 +223,12 @@ def test_native_contracts_map_to_the_common_contract(one_of_each):
             "response_quality": 4.0, "defect_family": "PREF_CONFLICT", "defect_location": "productCategoryList",
             "supporting_evidence_ids": [], "rationale": "x"}  # fmt: skip
     j = parse_judgment("personalens", _row(lens), r)
-    assert j["parse_ok"] and j["verdict"] == "BAD" and j["persona_alignment"] == 2.0 and j["format_safety"] == 4.0
+    assert (
+        j["parse_ok"]
+        and j["verdict"] == "BAD"
+        and j["persona_alignment"] == 2.0
+        and j["format_safety"] == 4.0
+    )
     assert j["evidence_grounding"] is None and j["component_consistency"] is None
     lens["slot_judgments"]["budget"] = "violated"
     assert parse_judgment("personalens", _row(lens), r)["parse_error_kind"] == "label_outside_set"
@@ -285,7 +296,9 @@ def test_rules_judge_detects_tier1_defects_and_rarely_fires_on_good(det_table):
 
 def test_degenerate_judges(data, gw, one_of_each):
     recs = one_of_each
-    t = sweep(gw, ["pacejudge", "ares"], ["local/always-bad", "local/random"], recs, repeats=2, run_id="degenerate")
+    t = sweep(
+        gw, ["pacejudge", "ares"], ["local/always-bad", "local/random"], recs, repeats=2, run_id="degenerate"
+    )
     assert t.parse_ok.all()
     ab = t[t.backbone == "local/always-bad"]
     assert (ab.verdict == "BAD").all()
@@ -310,7 +323,11 @@ def test_deterministic_judges_answer_native_contracts(one_of_each, gw):
     assert ares.persona_alignment.isna().all() and ares.evidence_grounding.notna().all()
     em = ares[ares.gold_family == "EVIDENCE_MISMATCH"]
     assert (em.verdict == "BAD").all()
-    lens = t[(t.protocol == "personalens") & (t.backbone == "local/oracle-rules") & (t.gold_family == "PREF_CONFLICT")]
+    lens = t[
+        (t.protocol == "personalens")
+        & (t.backbone == "local/oracle-rules")
+        & (t.gold_family == "PREF_CONFLICT")
+    ]
     walk = json.loads(lens.iloc[0].raw_output)["slot_judgments"]
     assert "contradicted" in walk.values() and lens.iloc[0].verdict == "BAD"
     blind = t[(t.protocol == "persona_blind") & (t.backbone == "local/oracle-rules")]
@@ -347,7 +364,9 @@ def test_sweep_rows_gold_cache_resume_and_dry_run(tmp_path, one_of_each):
     t = sweep(gw, protos, bbs, recs, repeats=2, run_id="s")
     assert list(t.columns) == list(RUN_COLUMNS)
     assert len(t) == 40 and not t.duplicated(["protocol", "backbone", "record_id", "repeat"]).any()
-    assert set(t.item_id) == {f"{p}|{b}|{r.record_id}|{k}" for p in protos for b in bbs for r in recs for k in (0, 1)}
+    assert set(t.item_id) == {
+        f"{p}|{b}|{r.record_id}|{k}" for p in protos for b in bbs for r in recs for k in (0, 1)
+    }
     assert not t.cache_hit.any()
     for row in t.itertuples():
         rec = next(r for r in recs if r.record_id == row.record_id)
@@ -372,14 +391,22 @@ def test_sweep_rows_gold_cache_resume_and_dry_run(tmp_path, one_of_each):
 
 def test_schema_sampler_failures_are_counted_per_protocol_and_backbone(tmp_path, one_of_each):
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
-    t = sweep(gw, ["pacejudge", "ares"], ["local/schema-sampler", "local/oracle-rules"], one_of_each, run_id="ss")
+    t = sweep(
+        gw, ["pacejudge", "ares"], ["local/schema-sampler", "local/oracle-rules"], one_of_each, run_id="ss"
+    )
     ss = t[t.backbone == "local/schema-sampler"]
     # schema-valid random documents: the only possible failure is invented evidence ids
     assert set(ss[~ss.parse_ok.astype(bool)].parse_error_kind) <= {"evidence_outside_pool"}
     assert (~ss.parse_ok.astype(bool)).any()
     assert all(not ids for ids in ss[ss.parse_ok.astype(bool)].supporting_evidence_ids)
     pf = parse_failures(t)
-    assert len(pf) == 4 and set(pf.columns) >= {"protocol", "backbone", "n", "n_parse_fail", "parse_fail_rate"}
+    assert len(pf) == 4 and set(pf.columns) >= {
+        "protocol",
+        "backbone",
+        "n",
+        "n_parse_fail",
+        "parse_fail_rate",
+    }
     row = pf[(pf.protocol == "pacejudge") & (pf.backbone == "local/schema-sampler")].iloc[0]
     assert row.n == len(one_of_each) and row.n_parse_fail == row.evidence_outside_pool > 0
     assert (pf[pf.backbone == "local/oracle-rules"].n_parse_fail == 0).all()
@@ -389,7 +416,9 @@ def test_unknown_prompt_is_a_call_error(tmp_path):
     from shopbench.llm import Call
 
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
-    (row,) = gw.run([Call("x", "local/oracle-rules", [{"role": "user", "content": "judge this"}])], "bad_prompt")
+    (row,) = gw.run(
+        [Call("x", "local/oracle-rules", [{"role": "user", "content": "judge this"}])], "bad_prompt"
+    )
     assert row["status"] == "error" and "matches no judge protocol" in row["error"]
 
 
@@ -429,7 +458,11 @@ def test_majority_vote():
         "BAD", "XCOMP_MISMATCH", "rqList", 4, 3)  # fmt: skip
     # 2–2 tie → BAD; family tie PREF_CONFLICT vs INTENT_DRIFT → Table 17 order (PREF_CONFLICT first)
     r2 = mv.loc["r2"]
-    assert (r2.verdict, r2.defect_family, r2.defect_location) == ("BAD", "PREF_CONFLICT", "productCategoryList")
+    assert (r2.verdict, r2.defect_family, r2.defect_location) == (
+        "BAD",
+        "PREF_CONFLICT",
+        "productCategoryList",
+    )
     # 1–1 among the two parsed votes → BAD
     r3 = mv.loc["r3"]
     assert (r3.verdict, r3.defect_family, r3.n_votes) == ("BAD", "REDUNDANCY", 2)

@@ -14,7 +14,11 @@ from shopbench.judging import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFai
 MESSAGES = [
     {"role": "system", "content": "S <behaviour>x</behaviour>"},
     {"role": "user", "content": " Hi  there "},
-    {"role": "assistant", "content": "Sure", "tool_calls": [{"function": {"name": "find", "arguments": '{"q": "x"}'}}]},
+    {
+        "role": "assistant",
+        "content": "Sure",
+        "tool_calls": [{"function": {"name": "find", "arguments": '{"q": "x"}'}}],
+    },
     {"role": "tool", "name": "find", "content": "r1\n r2"},
     {"role": "assistant", "content": None, "tool_calls": [{"name": "buy", "arguments": {"id": 1}}]},
     {"role": "tool", "content": [{"type": "text", "text": "ok"}]},
@@ -43,7 +47,10 @@ def test_numbered_style_is_the_h5_text():
         "[1] Customer: Hi  there", "[2] Agent: Sure", '    Agent calls find(q="x")', "    Tool result -> r1 r2",
         "[3] Agent calls buy(id=1)", "    Tool result -> ok", "[4] Agent: Done",
     ])  # fmt: skip
-    assert render([{"role": "tool", "content": "a  b c"}], "numbered", max_chars=3) == "    Tool result -> a b… [2 more chars]"
+    assert (
+        render([{"role": "tool", "content": "a  b c"}], "numbered", max_chars=3)
+        == "    Tool result -> a b… [2 more chars]"
+    )
     with pytest.raises(ValueError, match="rollout r9: message with unknown role 'developer'"):
         render([{"role": "developer", "content": "x"}], "numbered", where="rollout r9")
 
@@ -92,7 +99,11 @@ def test_parse_outcomes_are_typed_and_carry_the_stage():
     ok = SPEC.parse({"item_id": "n1", "raw_output": '{"n": 4}', "status": "ok", "cost_usd": 0.5}, 1)
     assert ok == Judgment("test_even", "n1", 4, '{"n": 4}', usage={"cost_usd": 0.5}) and ok.ok
     odd = SPEC.parse({"raw_output": '{"n": 3}'}, 1)
-    assert isinstance(odd, ParseFailure) and (odd.stage, odd.reason, odd.parsed) == ("rule", "3 is odd", {"n": 3})
+    assert isinstance(odd, ParseFailure) and (odd.stage, odd.reason, odd.parsed) == (
+        "rule",
+        "3 is odd",
+        {"n": 3},
+    )
     bad = SPEC.parse({"raw_output": "{n"}, 1)
     assert (bad.stage, bad.kind) == ("contract", "invalid_json") and not bad.ok
     typed = SPEC.parse({"raw_output": '{"n": "4"}'}, 1)

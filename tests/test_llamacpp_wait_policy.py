@@ -15,7 +15,7 @@ from shopbench.llm import llamacpp as L
 LIB = Path(__file__).resolve().parents[1] / "lib"
 
 # A stand-in llama_cpp package: records the policy it saw when imported, and the Llama kwargs.
-FAKE_LLAMA_CPP = '''
+FAKE_LLAMA_CPP = """
 import json, os
 RECORD = os.environ["FAKE_RECORD"]
 with open(RECORD, "a") as f:
@@ -25,7 +25,7 @@ class Llama:
     def __init__(self, **kw):
         with open(RECORD, "a") as f:
             f.write(json.dumps({"llama": kw}) + "\\n")
-'''
+"""
 
 
 def _run(tmp_path: Path, code: str, policy: str | None) -> tuple[subprocess.CompletedProcess, list[dict]]:

@@ -10,7 +10,9 @@ import pytest
 
 from shopbench.pipeline import load_pipeline, run
 
-FAKE_KEY = "sk-" + "proj-NOTEBOOKSMOKEFAKEKEY0123456789abcdefXYZ"  # built so no key-like literal sits in the file
+FAKE_KEY = (
+    "sk-" + "proj-NOTEBOOKSMOKEFAKEKEY0123456789abcdefXYZ"
+)  # built so no key-like literal sits in the file
 
 
 @pytest.fixture(scope="module")

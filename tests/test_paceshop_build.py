@@ -88,7 +88,9 @@ def test_files_are_deterministic_and_validated(built, tmp_path, paceshop_config)
         lines[2].replace('"label":"GOOD"', '"label":"MAYBE"').replace('"label":"BAD"', '"label":"MAYBE"')
     )
     (a / "records_packaged.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(DataFileError, match=r"records_packaged\.jsonl, line 3 \(record '.+'\): field 'label'"):
+    with pytest.raises(
+        DataFileError, match=r"records_packaged\.jsonl, line 3 \(record '.+'\): field 'label'"
+    ):
         load_records(a)
 
 

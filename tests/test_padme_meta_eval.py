@@ -461,6 +461,7 @@ def test_fake_gateway_score_out_of_range_is_a_parse_error():
     c = gw.calls[0]
     assert c["params"] == {"max_tokens": 77, "temperature": 0} and [x["repeat"] for x in gw.calls] == [0, 1]
     assert c["schema"]["properties"]["reasoning"]["maxLength"] == 1500
+
     def row(parsed):  # the judge parses the raw output again, against the contract
         return {"status": "ok", "raw_output": json.dumps(parsed)}
 

@@ -369,11 +369,14 @@ def test_tau2_malformed_folder(tmp_path):
     with pytest.raises(Tau2DataError, match="tasks.json: not valid JSON .*duplicate key"):
         load_tau2(bad)
     (bad / "tasks.json").write_bytes(b'[{"id": "caf\xe9"}]')
-    with pytest.raises(InputError, match=r"tasks.json, line 1: not UTF-8 text.*Fix: re-save the file as UTF-8"):
+    with pytest.raises(
+        InputError, match=r"tasks.json, line 1: not UTF-8 text.*Fix: re-save the file as UTF-8"
+    ):
         load_tau2(bad)
     (bad / "tasks.json").unlink()
     with pytest.raises(
-        Tau2DataError, match="tasks.json: the file is missing. Fix: restore it: it is tau2-bench's published retail"
+        Tau2DataError,
+        match="tasks.json: the file is missing. Fix: restore it: it is tau2-bench's published retail",
     ):
         load_tau2(bad)
     with pytest.raises(Tau2DataError, match="tau2 data folder does not exist"):
@@ -521,7 +524,9 @@ def test_recorded_bad_input(tmp_path):
     with pytest.raises(RecordedDataError, match="not a JSON file .*duplicate key 'reward'"):
         load_recorded(f)
     f.write_text('[{"task_id": 1, "traj": []}]')
-    with pytest.raises(RecordedDataError, match=r"conversation \[0\] \(task_id=1\): field 'reward': is missing"):
+    with pytest.raises(
+        RecordedDataError, match=r"conversation \[0\] \(task_id=1\): field 'reward': is missing"
+    ):
         load_recorded(f)
     f.write_text('[{"task_id": 1, "reward": "high", "traj": []}]')
     with pytest.raises(RecordedDataError, match="field 'reward': 'high' is not a number"):

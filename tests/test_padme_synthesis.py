@@ -133,8 +133,11 @@ class ScriptJudge:
             self.asked.append((pid, x1.rollout_id, x2.rollout_id))
             c = self.decide(pid, x1, x2)
             raw = json.dumps({"c": c})
-            out.append(Judgment(self.name, pid, c, raw) if c else ParseFailure(self.name, pid, "unparseable",
-                                                                              "contract_violation", raw))
+            out.append(
+                Judgment(self.name, pid, c, raw)
+                if c
+                else ParseFailure(self.name, pid, "unparseable", "contract_violation", raw)
+            )
         return out
 
 

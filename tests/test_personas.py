@@ -204,7 +204,9 @@ def test_small_profile_scales_proportionally(products):
 
 # ---- assignment ----------------------------------------------------------------------------------
 def test_assignment_at_paper_scale(pool, queries):
-    pairs = assign_personas(queries, pool, k=4, seed=3, holdout_capacity=1360)  # speed: paceshop_build benchmark
+    pairs = assign_personas(
+        queries, pool, k=4, seed=3, holdout_capacity=1360
+    )  # speed: paceshop_build benchmark
     assert len(pairs) == 4 * len(queries)
     assert [q for q, _ in pairs[::4]] == queries  # query order, k consecutive pairs per query
     for i in range(0, len(pairs), 4):

@@ -53,39 +53,113 @@ def renamer(path, new):
 
 # (edit, key path in the message, problem, fix): the drills of issue 12 and a few more
 BAD = [
-    (renamer("gateway.timeout_s", "timeout_secs"), "gateway.timeout_secs", "unknown key", "did you mean 'timeout_s'?"),
+    (
+        renamer("gateway.timeout_s", "timeout_secs"),
+        "gateway.timeout_secs",
+        "unknown key",
+        "did you mean 'timeout_s'?",
+    ),
     (renamer("gateway", "gatway"), "gatway", "unknown key", "did you mean 'gateway'?"),
-    (renamer("notebooks.30_pace_metrics.n_boot", "n_resamples"), "notebooks.30_pace_metrics.n_resamples",
-     "unknown key", "did you mean 'n_boot'?"),
-    (setter("gateway.max_retries", -3), "gateway.max_retries", "must be >= 0, got int -3", "use a value >= 0"),
-    (setter("gateway.concurrency.openai", 0), "gateway.concurrency.openai", "must be >= 1, got int 0",
-     "use a value >= 1"),
-    (setter("gateway.concurrency.openai", "many"), "gateway.concurrency.openai",
-     "must be a whole number, got str 'many'", "write a number"),
-    (setter("paceshop.n_queries", True), "paceshop.n_queries", "must be a whole number, got bool True",
-     "true/false are not numbers"),
-    (setter("paceshop.n_queries", -40), "paceshop.n_queries", "must be >= 1, got int -40", "use a value >= 1"),
-    (setter("judging.repeats", "one"), "judging.repeats", "must be a whole number, got str 'one'", "write a number"),
+    (
+        renamer("notebooks.30_pace_metrics.n_boot", "n_resamples"),
+        "notebooks.30_pace_metrics.n_resamples",
+        "unknown key",
+        "did you mean 'n_boot'?",
+    ),
+    (
+        setter("gateway.max_retries", -3),
+        "gateway.max_retries",
+        "must be >= 0, got int -3",
+        "use a value >= 0",
+    ),
+    (
+        setter("gateway.concurrency.openai", 0),
+        "gateway.concurrency.openai",
+        "must be >= 1, got int 0",
+        "use a value >= 1",
+    ),
+    (
+        setter("gateway.concurrency.openai", "many"),
+        "gateway.concurrency.openai",
+        "must be a whole number, got str 'many'",
+        "write a number",
+    ),
+    (
+        setter("paceshop.n_queries", True),
+        "paceshop.n_queries",
+        "must be a whole number, got bool True",
+        "true/false are not numbers",
+    ),
+    (
+        setter("paceshop.n_queries", -40),
+        "paceshop.n_queries",
+        "must be >= 1, got int -40",
+        "use a value >= 1",
+    ),
+    (
+        setter("judging.repeats", "one"),
+        "judging.repeats",
+        "must be a whole number, got str 'one'",
+        "write a number",
+    ),
     (setter("gateway.timeout_s", 0), "gateway.timeout_s", "must be > 0", "use a value > 0"),
     (setter("judging.split", "tset"), "judging.split", "must be one of", "did you mean 'test'?"),
-    (setter("shopsim.scripted_agents", ["competent", "phantm"]), "shopsim.scripted_agents[1]", "must be one of",
-     "did you mean 'phantom'?"),
-    (setter("shopsim.trials", {"genral": 3}), "shopsim.trials.genral", "unknown key", "did you mean 'general'?"),
-    (setter("padme.filter_judges", [{"heuristic": "J1", "noise": "high"}]), "padme.filter_judges[0].noise",
-     "must be a number", "write a number"),
-    (setter("padme.sources", [{"kind": "shop", "n_prodcts": 5}]), "padme.sources[0].n_prodcts", "unknown key",
-     "did you mean 'n_products'?"),
+    (
+        setter("shopsim.scripted_agents", ["competent", "phantm"]),
+        "shopsim.scripted_agents[1]",
+        "must be one of",
+        "did you mean 'phantom'?",
+    ),
+    (
+        setter("shopsim.trials", {"genral": 3}),
+        "shopsim.trials.genral",
+        "unknown key",
+        "did you mean 'general'?",
+    ),
+    (
+        setter("padme.filter_judges", [{"heuristic": "J1", "noise": "high"}]),
+        "padme.filter_judges[0].noise",
+        "must be a number",
+        "write a number",
+    ),
+    (
+        setter("padme.sources", [{"kind": "shop", "n_prodcts": 5}]),
+        "padme.sources[0].n_prodcts",
+        "unknown key",
+        "did you mean 'n_products'?",
+    ),
     (setter("padme.evaluator_runs", 2.5), "padme.evaluator_runs", "must be a whole number", "write a number"),
-    (setter("notebooks.70_agreement", {"sim_alpha": 2}), "notebooks.70_agreement.sim_alpha", "must be <= 1",
-     "use a value <= 1"),
-    (setter("notebooks.30_pace_metric", {}), "notebooks.30_pace_metric", "unknown key",
-     "did you mean '30_pace_metrics'?"),
-    (setter("backbones", ["local/echo", "local/echo"]), "backbones", "duplicate backbone names",
-     "give each a distinct 'name'"),
+    (
+        setter("notebooks.70_agreement", {"sim_alpha": 2}),
+        "notebooks.70_agreement.sim_alpha",
+        "must be <= 1",
+        "use a value <= 1",
+    ),
+    (
+        setter("notebooks.30_pace_metric", {}),
+        "notebooks.30_pace_metric",
+        "unknown key",
+        "did you mean '30_pace_metrics'?",
+    ),
+    (
+        setter("backbones", ["local/echo", "local/echo"]),
+        "backbones",
+        "duplicate backbone names",
+        "give each a distinct 'name'",
+    ),
     (setter("seed", True), "seed", "must be a whole number, got bool True", "write a number"),
-    (setter("judging.llm_protocols", ["pacejudge", "aers"]), "judging.llm_protocols[1]", "must be one of",
-     "did you mean 'ares'?"),
-    (setter("paceshop.catalog", "synthtic"), "paceshop.catalog", "must be one of", "did you mean 'synthetic'?"),
+    (
+        setter("judging.llm_protocols", ["pacejudge", "aers"]),
+        "judging.llm_protocols[1]",
+        "must be one of",
+        "did you mean 'ares'?",
+    ),
+    (
+        setter("paceshop.catalog", "synthtic"),
+        "paceshop.catalog",
+        "must be one of",
+        "did you mean 'synthetic'?",
+    ),
 ]
 
 
@@ -106,7 +180,10 @@ def test_unknown_key_message_is_exactly_the_documented_one(tmp_path):
     p.write_text("seed: 1\ngateway:\n  timeout_secs: 30\n", encoding="utf-8")
     with pytest.raises(ParamError) as e:
         load_profile(p)
-    assert str(e.value) == f"{p}, line 3: key 'gateway.timeout_secs': unknown key. Fix: did you mean 'timeout_s'?"
+    assert (
+        str(e.value)
+        == f"{p}, line 3: key 'gateway.timeout_secs': unknown key. Fix: did you mean 'timeout_s'?"
+    )
 
 
 def test_invalid_yaml_has_line_and_fix(tmp_path):
@@ -144,8 +221,9 @@ def test_repo_profiles_validate_and_keep_their_values():
     assert smoke.padme.llm_runs == 3  # llm_evaluator_runs unset: evaluator_runs
     # the cascade's store key is built from the settings as the file gave them (unchanged by typing)
     raw = SMOKE["padme"]
-    assert smoke.padme.run_key_fields() == {k: raw.get(k) for k in
-                                            ("steering", "filter_judges", "agent", "user", "retries", "criteria")}
+    assert smoke.padme.run_key_fields() == {
+        k: raw.get(k) for k in ("steering", "filter_judges", "agent", "user", "retries", "criteria")
+    }
 
 
 def test_defaults_agree_with_the_library():
@@ -169,15 +247,23 @@ def test_typed_sections_reach_the_library(tmp_path):
     from shopbench.paceshop.build import BuildConfig
 
     cfg = BuildConfig.from_profile(prof)
-    assert cfg.n_queries == 12 and cfg.seed == SMOKE["seed"] and cfg.n_products == SMOKE["paceshop"]["n_products"]
+    assert (
+        cfg.n_queries == 12
+        and cfg.seed == SMOKE["seed"]
+        and cfg.n_products == SMOKE["paceshop"]["n_products"]
+    )
 
 
 def test_missing_catalog_file_names_the_key(tmp_path):
     from shopbench.paceshop.build import BuildConfig
     from shopbench.shopsim.experiment import build_environment
 
-    prof = load_profile(profile_file(tmp_path, setter("paceshop.catalog", {"json": "no/such.json"}), "cat.yaml"))
-    with pytest.raises(ParamError, match=r"key 'paceshop\.catalog\.json': no file at .*no/such\.json\. Fix: "):
+    prof = load_profile(
+        profile_file(tmp_path, setter("paceshop.catalog", {"json": "no/such.json"}), "cat.yaml")
+    )
+    with pytest.raises(
+        ParamError, match=r"key 'paceshop\.catalog\.json': no file at .*no/such\.json\. Fix: "
+    ):
         BuildConfig.from_profile(prof)
     with pytest.raises(ParamError, match=r"key 'shopsim\.catalog': no product file at .*Fix: "):
         build_environment({"catalog": "no/such.jsonl"}, root=tmp_path)
@@ -237,7 +323,9 @@ def test_gateway_is_built_from_the_typed_section(tmp_path, outputs):
 
 def test_validate_profile_reports_how_many_more_problems():
     data = {"seed": -1, "gatway": {}, "padme": {"retries": -2}}
-    with pytest.raises(ParamError, match=r"x\.yaml: key 'seed': must be >= 0.*\(2 more problems after this one\)"):
+    with pytest.raises(
+        ParamError, match=r"x\.yaml: key 'seed': must be >= 0.*\(2 more problems after this one\)"
+    ):
         validate_profile(data, "x.yaml")
 
 
@@ -286,7 +374,10 @@ def test_failed_notebook_skips_its_dependents(outputs, monkeypatch, capsys):
     assert by_name["20_pace_judge_sweep"]["status"] == "failed"
     assert by_name["20_pace_judge_sweep"]["reason"] == "RuntimeError: judging.repeats broke the sweep"
     assert by_name["30_pace_metrics"]["status"] == "skipped"
-    assert by_name["30_pace_metrics"]["reason"] == "20_pace_judge_sweep failed: RuntimeError: judging.repeats broke the sweep"
+    assert (
+        by_name["30_pace_metrics"]["reason"]
+        == "20_pace_judge_sweep failed: RuntimeError: judging.repeats broke the sweep"
+    )
     assert "30_pace_metrics" not in ran and "40_padme_synthesis" in ran  # independent notebooks still run
     assert not any(m.startswith(("20_", "30_")) for m in summary["missing_artifacts"])
     assert "30_pace_metrics skipped: 20_pace_judge_sweep failed" in capsys.readouterr().err
@@ -299,6 +390,8 @@ def test_skips_propagate_and_pipeline_needs_are_checked(tmp_path):
     assert pipeline.skip_reason(c, outcome) == "b was skipped: a failed: ParamError text"
     assert pipeline.skip_reason(a, outcome) is None
     bad = tmp_path / "pipeline.yaml"
-    bad.write_text("notebooks:\n  - {name: 30_pace_metrics, needs: [20_pace_judge_sweep]}\n", encoding="utf-8")
+    bad.write_text(
+        "notebooks:\n  - {name: 30_pace_metrics, needs: [20_pace_judge_sweep]}\n", encoding="utf-8"
+    )
     with pytest.raises(ValueError, match="needs .*20_pace_judge_sweep.*not earlier steps"):
         pipeline.load_pipeline(bad)

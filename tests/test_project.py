@@ -25,6 +25,8 @@ def test_pipeline_notebooks_are_parameterised_and_clean():
     for s in steps:
         nb = json.loads(s.path.read_text())
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-        assert "parameters" in code[0]["metadata"].get("tags", []), f"{s.name}: first code cell must be tagged"
+        assert "parameters" in code[0]["metadata"].get("tags", []), (
+            f"{s.name}: first code cell must be tagged"
+        )
         assert "profile" in "".join(code[0]["source"])
         assert not any(c.get("outputs") or c.get("execution_count") for c in code), f"{s.name} has outputs"

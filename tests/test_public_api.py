@@ -27,7 +27,9 @@ def test_every_public_name_resolves(package):
 def test_root_package_reaches_the_role_packages():
     import shopbench as sb
 
-    assert sb.metrics.headline_table is importlib.import_module("shopbench.metrics.pace.headline").headline_table
+    assert (
+        sb.metrics.headline_table is importlib.import_module("shopbench.metrics.pace.headline").headline_table
+    )
     assert sb.load_prompt is importlib.import_module("shopbench.paths").load_prompt
     assert sb.shopsim.Store is importlib.import_module("shopbench.shopsim.store").Store
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
@@ -38,7 +40,9 @@ def test_importing_the_root_package_is_light():
     code = "import json, sys, shopbench, shopbench.shopsim, shopbench.metrics; print(json.dumps(sorted(sys.modules)))"
     loaded = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                            check=True).stdout))  # fmt: skip
-    assert not loaded & {"pandas", "numpy", "litellm", "scipy"}, sorted(loaded & {"pandas", "numpy", "litellm"})
+    assert not loaded & {"pandas", "numpy", "litellm", "scipy"}, sorted(
+        loaded & {"pandas", "numpy", "litellm"}
+    )
 
 
 def test_metrics_are_registered_specs():

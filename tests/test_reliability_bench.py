@@ -21,13 +21,20 @@ def test_reliability_quick():
     assert mine["cases"] >= 60 and mine["clear"] == mine["cases"], mine
     assert len(doc["bad_inputs"]["cases_list"]) == doc["bad_inputs"]["cases"]
     rows = doc["results"]
-    assert {"kill9_lost_rows", "storm_429_errors_cached", "bad_inputs_clear_error_fraction",
-            "concurrent_annotators_lost_answers", "fuzz_crashes"} <= {r["name"] for r in rows}
+    assert {
+        "kill9_lost_rows",
+        "storm_429_errors_cached",
+        "bad_inputs_clear_error_fraction",
+        "concurrent_annotators_lost_answers",
+        "fuzz_crashes",
+    } <= {r["name"] for r in rows}
     for r in rows:
         assert set(r) == {"name", "value", "unit", "goal", "meets_goal", "detail"}
     by_name = {r["name"]: r for r in rows}
     assert by_name["kill9_lost_rows"]["meets_goal"] is True
-    assert by_name["kill9_kills"]["meets_goal"] is False  # quick: 3 kills of a 300-call sweep, not the goal's size
+    assert (
+        by_name["kill9_kills"]["meets_goal"] is False
+    )  # quick: 3 kills of a 300-call sweep, not the goal's size
     json.dumps(doc, allow_nan=False)  # what make bench writes
 
 

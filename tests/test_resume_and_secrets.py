@@ -59,8 +59,18 @@ def test_secrets_never_reach_disk(server, tmp_path, monkeypatch):
                  max_retries=1)  # fmt: skip
     calls = [
         Call("ok", "openai/fake", [{"role": "user", "content": "hello"}], api_base=server.api_base),
-        Call("auth", "openai/fake", [{"role": "user", "content": "[[fake:status=401]]"}], api_base=server.api_base),
-        Call("echo", "openai/fake", [{"role": "user", "content": f"repeat my key {secret}"}], api_base=server.api_base),
+        Call(
+            "auth",
+            "openai/fake",
+            [{"role": "user", "content": "[[fake:status=401]]"}],
+            api_base=server.api_base,
+        ),
+        Call(
+            "echo",
+            "openai/fake",
+            [{"role": "user", "content": f"repeat my key {secret}"}],
+            api_base=server.api_base,
+        ),
     ]
     gw.run(calls, "secrets")
     gw.run(calls, "secrets-again")

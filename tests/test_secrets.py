@@ -100,7 +100,9 @@ def test_secret_in_names_what_it_found(monkeypatch):
 
 def test_profile_with_a_google_key_is_refused(tmp_path):
     p = tmp_path / "g.yaml"
-    p.write_text("seed: 1\nbackbones:\n  - {model: gemini/gemini-2.0-flash, note: " + FAKE_KEYS["Google"] + "}\n")
+    p.write_text(
+        "seed: 1\nbackbones:\n  - {model: gemini/gemini-2.0-flash, note: " + FAKE_KEYS["Google"] + "}\n"
+    )
     with pytest.raises(ParamError, match=r"backbones\[0\]\.note.*Google"):
         load_profile(p)
 

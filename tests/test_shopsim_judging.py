@@ -516,7 +516,15 @@ def test_malformed_rubric_outputs_raise(parsed, why):
 
 def test_gateway_failure_row_is_a_judge_error_and_errors_dict_collects_it():
     gw = FakeGateway(
-        *[{"status": "parse_error", "parse_error": "invalid JSON at char 0", "parsed": None, "raw_output": "{oops"}] * 12
+        *[
+            {
+                "status": "parse_error",
+                "parse_error": "invalid JSON at char 0",
+                "parsed": None,
+                "raw_output": "{oops",
+            }
+        ]
+        * 12
     )
     errors: dict[str, str] = {}
 

@@ -41,7 +41,9 @@ def test_each_failure_shows_on_its_metric(means):
     base = lambda k: m(means, "competent", k)  # noqa: E731
     assert m(means, "phantom", "phantom_action_rate") > 0.2
     assert m(means, "embellisher", "attribute_hallucination_rate") > 0.2
-    assert m(means, "embellisher", "exact_cart_success_rate") == pytest.approx(base("exact_cart_success_rate"))
+    assert m(means, "embellisher", "exact_cart_success_rate") == pytest.approx(
+        base("exact_cart_success_rate")
+    )
     assert m(means, "over_purchaser", "exact_cart_success_rate") == 0.0
     assert m(means, "over_purchaser", "exact_cart_precision") < base("exact_cart_precision") - 0.2
     assert m(means, "over_purchaser", "exact_cart_recall") >= base("exact_cart_recall") - 0.05

@@ -78,7 +78,9 @@ class _Garbage:
     def step(self, messages, intent):
         self.n += 1
         if self.n % 2:
-            return AgentStep(tool_calls=[ToolCall("teleport", {"to": "mars"}), ToolCall("add_to_cart", {"qty": "x"})])
+            return AgentStep(
+                tool_calls=[ToolCall("teleport", {"to": "mars"}), ToolCall("add_to_cart", {"qty": "x"})]
+            )
         return AgentStep(message="Done.")
 
 
@@ -117,7 +119,10 @@ def test_malformed_tool_calls_become_error_results(env):
 
 
 def test_simulator_failures(env):
-    assert run_trial(_scen(env), make_agent("competent"), _BrokenUser(0), env[1]).termination == "no_opening_message"
+    assert (
+        run_trial(_scen(env), make_agent("competent"), _BrokenUser(0), env[1]).termination
+        == "no_opening_message"
+    )
     t = run_trial(_scen(env), make_agent("competent"), _BrokenUser(1), env[1])
     assert t.termination == "judge_error" and len(t.turns) == 1
 

@@ -72,7 +72,10 @@ def _can_build_wheels() -> bool:
     code = "import setuptools.command.bdist_wheel"  # setuptools >= 70.1
     if subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0:
         return True
-    return subprocess.run([sys.executable, "-c", "import wheel.bdist_wheel"], capture_output=True).returncode == 0
+    return (
+        subprocess.run([sys.executable, "-c", "import wheel.bdist_wheel"], capture_output=True).returncode
+        == 0
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +85,22 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "lib", src / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     if not _can_build_wheels():
-        pytest.skip("this environment's setuptools has no bdist_wheel: install the dev pins (setuptools >= 70.1)")
+        pytest.skip(
+            "this environment's setuptools has no bdist_wheel: install the dev pins (setuptools >= 70.1)"
+        )
     dist = tmp_path_factory.mktemp("dist")
-    cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        str(dist),
+        str(src),
+    ]
     res = subprocess.run(cmd, cwd=src, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     (whl,) = dist.glob("shopbench-*.whl")
@@ -129,7 +145,11 @@ def test_installed_wheel_reads_prompts_lazily_from_the_configured_folder(install
     res = _run([str(installed), "-c", LAZY_PROMPT], cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.splitlines()[-1])
-    assert out["text"] is None and "shopsim_agent_system.txt" in out["error"] and "SHOPBENCH_PROMPTS_DIR" in out["error"]
+    assert (
+        out["text"] is None
+        and "shopsim_agent_system.txt" in out["error"]
+        and "SHOPBENCH_PROMPTS_DIR" in out["error"]
+    )
     res = _run([str(installed), "-c", LAZY_PROMPT], cwd=tmp_path, SHOPBENCH_PROMPTS_DIR=str(ROOT / "prompts"))
     out = json.loads(res.stdout.splitlines()[-1])
     assert out["error"] is None and out["text"].startswith("You are the shopping assistant")

@@ -31,6 +31,17 @@ _EXPORTS = {
     ".llm": ["Gateway", "Call", "parse_backbones"],
     ".report": ["save_table", "save_figure", "build_index"],
 }
-_SUBPACKAGES = ["metrics", "stats", "judges", "llm", "report", "catalog", "paceshop", "padme", "shopsim", "annotate"]
+_SUBPACKAGES = [
+    "metrics",
+    "stats",
+    "judges",
+    "llm",
+    "report",
+    "catalog",
+    "paceshop",
+    "padme",
+    "shopsim",
+    "annotate",
+]
 __getattr__, __dir__, _names = lazy_exports(__name__, _EXPORTS, _SUBPACKAGES)
 __all__ = ["__version__", *_names]

@@ -117,7 +117,9 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
     if only:
         unknown = set(only) - {s.name for s in steps}
         if unknown:
-            raise UserError(f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}")
+            raise UserError(
+                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
+            )
         steps = [s for s in steps if s.name in only]
     root = claim_outputs(prof)
     paper = root / "paper"
@@ -139,17 +141,28 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
             print(f"[{prof.name}] running {s.name} ...", flush=True)
             try:
                 run_notebook(s, str(prof.path), root / "notebooks")
-            except Exception as e:  # papermill's error names the failing cell; the notebook keeps the traceback
+            except (
+                Exception
+            ) as e:  # papermill's error names the failing cell; the notebook keeps the traceback
                 status, reason = "failed", failure_reason(e)
                 outcome[s.name] = reason
                 print(f"[{prof.name}] {s.name} FAILED: {reason} (traceback in {root / 'notebooks' / s.path.name})",
                       file=sys.stderr)  # fmt: skip
         wall = time.perf_counter() - t
-        nbs.append({"name": s.name, "wall_s": round(wall, 2), "status": status, **({"reason": reason} if reason else {})})
+        nbs.append(
+            {
+                "name": s.name,
+                "wall_s": round(wall, 2),
+                "status": status,
+                **({"reason": reason} if reason else {}),
+            }
+        )
         if status != "skipped":
             print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
     produced = {a["name"] for a in read_artifacts(paper)}
-    missing = [f"{s.name}:{p}" for s in steps if s.name not in outcome for p in s.produces if p not in produced]
+    missing = [
+        f"{s.name}:{p}" for s in steps if s.name not in outcome for p in s.produces if p not in produced
+    ]
     summary = {
         "profile": prof.name,
         "params_file": str(prof.path.name),
@@ -167,7 +180,10 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
           f"cache hit rate {summary['cache_hit_rate']}, cost ${summary['cost_usd']:.4f}")  # fmt: skip
     print(f"[{prof.name}] index: {md} and {html}")
     if missing:
-        print(f"[{prof.name}] artefacts promised in {PIPELINE_FILE.name} but not produced: {missing}", file=sys.stderr)
+        print(
+            f"[{prof.name}] artefacts promised in {PIPELINE_FILE.name} but not produced: {missing}",
+            file=sys.stderr,
+        )
     problems = audit_index(paper)  # issue 13 §1: every artefact has a kind, no stand-in row is "measured"
     for p in problems:
         print(f"[{prof.name}] evidence: {p}", file=sys.stderr)

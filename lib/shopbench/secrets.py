@@ -43,8 +43,10 @@ KEY_SHAPES: dict[str, tuple[tuple[str, ...], str]] = {
     "xAI": (("xai-",), r"(?i:xai-)[A-Za-z0-9]{20,}"),
     "Groq": (("gsk_",), r"(?i:gsk_)[A-Za-z0-9]{20,}"),
     "AWS": (("akia", "asia"), r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
-    "GitHub": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-               r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    "GitHub": (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+    ),
     "Replicate": (("r8_",), r"(?i:r8_)[A-Za-z0-9]{30,}"),
     "Perplexity": (("pplx-",), r"(?i:pplx-)[A-Za-z0-9]{30,}"),
     "Slack": (("xox",), r"xox[abprs]-[A-Za-z0-9-]{10,}"),
@@ -93,7 +95,9 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     Skipped, as settings rather than secrets: paths and URLs, text with spaces, and short values
     without a digit (``PIP_KEYRING_PROVIDER=disabled`` must not redact every "disabled")."""
     env = os.environ if environ is None else environ
-    names = [k for k in env if any(w in k.upper() for w in _SECRET_WORDS)]  # names first: values decode slowly
+    names = [
+        k for k in env if any(w in k.upper() for w in _SECRET_WORDS)
+    ]  # names first: values decode slowly
     return sorted({v for v in (env.get(k, "") for k in names) if _secret_like(v)}, key=len, reverse=True)
 
 

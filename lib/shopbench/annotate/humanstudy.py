@@ -75,7 +75,9 @@ def _natural(s: str):
 def _read_json(path: Path, root: Path):
     """A study file, strictly read (UTF-8, no NaN/Infinity, no repeated keys), and the path errors name."""
     try:
-        return read_json(path, "human-study file", fix="restore the study file (strict UTF-8 JSON)"), str(path)
+        return read_json(path, "human-study file", fix="restore the study file (strict UTF-8 JSON)"), str(
+            path
+        )
     except InputError as e:
         raise HumanStudyFormatError(str(path), e.problem, where=e.where, field=e.field, fix=e.fix) from None
 
@@ -83,7 +85,9 @@ def _read_json(path: Path, root: Path):
 def _field(row, i: int, rel: str, name: str, *, allowed=None, kind=None, required=True):
     if name not in row or row[name] is None:
         if required:
-            raise HumanStudyFormatError(rel, "missing", i, name, fix=f"add '{name}' to the row (or drop the row)")
+            raise HumanStudyFormatError(
+                rel, "missing", i, name, fix=f"add '{name}' to the row (or drop the row)"
+            )
         return None
     v = row[name]
     if kind is str:

@@ -124,7 +124,16 @@ def answers_table(store, annotator: str, pairs: list[Pair]):
     import pandas as pd
 
     labels = {p.id: p.hidden.label for p in pairs}
-    cols = ["pair_id", "choice", "chosen_item", "confidence", "revision", "time_spent_s", "answered_at", "agrees_with_label"]
+    cols = [
+        "pair_id",
+        "choice",
+        "chosen_item",
+        "confidence",
+        "revision",
+        "time_spent_s",
+        "answered_at",
+        "agrees_with_label",
+    ]
     rows = [{**a.model_dump(include=set(cols)), "agrees_with_label": a.chosen_item == labels.get(a.pair_id)}
             for a in store.answers(annotator).values() if a.pair_id in labels]  # fmt: skip
     return pd.DataFrame(rows, columns=cols).set_index("pair_id")

@@ -288,7 +288,9 @@ def pairs_from_tau_bench(path: str | Path, policy_path: str | Path | None = None
     fix = "restore the published tau-bench results file (a JSON list of {task_id, trial, reward, traj, info})"
     data = read_json(path, "tau-bench results file", fix=fix, error=PairImportError)
     if not isinstance(data, list):
-        raise PairImportError(f"expected a JSON list of conversations, got {type(data).__name__}", file=path, fix=fix)
+        raise PairImportError(
+            f"expected a JSON list of conversations, got {type(data).__name__}", file=path, fix=fix
+        )
     convs: list[tuple[dict, list[Message]]] = []
     system_prompt = None
     for i, conv in enumerate(data):
@@ -406,7 +408,9 @@ def _evidence_reference(r) -> Reference:
     return Reference(title="Evidence pool", text="\n".join(lines) or "(empty)")
 
 
-def pairs_from_paceshop(records, n: int | None = None, seed: int = 0, criterion: Criterion | None = None) -> list[Pair]:
+def pairs_from_paceshop(
+    records, n: int | None = None, seed: int = 0, criterion: Criterion | None = None
+) -> list[Pair]:
     """GOOD-versus-BAD sibling pairs: a BAD record (kind ``bad``) and the GOOD record it derives from
     (``base_record_id``), so query and persona are the same on both sides. The label is the GOOD side.
 
@@ -432,12 +436,16 @@ def pairs_from_paceshop(records, n: int | None = None, seed: int = 0, criterion:
             except ValidationError as e:
                 err = e.errors()[0]
                 field = ".".join(str(x) for x in err["loc"])
-                raise PairImportError(f"{origin}: record [{i}] {rid!r}: field '{field}': {err['msg']}") from None
+                raise PairImportError(
+                    f"{origin}: record [{i}] {rid!r}: field '{field}': {err['msg']}"
+                ) from None
         recs.append(r)
     goods = {r.record_id: r for r in recs if r.kind == "good"}
     for r in recs:
         if (r.kind == "good") != (r.label == "GOOD"):
-            raise PairImportError(f"{origin}: record {r.record_id!r}: kind {r.kind!r} does not match label {r.label!r}")
+            raise PairImportError(
+                f"{origin}: record {r.record_id!r}: kind {r.kind!r} does not match label {r.label!r}"
+            )
     siblings: dict[str, list] = defaultdict(list)
     for r in recs:
         if r.kind == "bad":
@@ -502,10 +510,19 @@ def synthetic_pairs(n: int = 6, seed: int = 0) -> list[Pair]:
         user = Message(role="user", content=f"Hi, I'd like to {ask}. My user id is user_{i:03d}.")
         call = Message(role="assistant", tool_calls=[ToolCall(name="get_user_details", id=f"c{i}",
                                                               arguments=json.dumps({"user_id": f"user_{i:03d}"}))])  # fmt: skip
-        result = Message(role="tool", name="get_user_details", tool_call_id=f"c{i}",
-                         content=json.dumps({"user_id": f"user_{i:03d}", "membership": "gold"}))
-        good = [user, call, result, Message(role="assistant", content=done),
-                Message(role="user", content="Great, thanks!")]
+        result = Message(
+            role="tool",
+            name="get_user_details",
+            tool_call_id=f"c{i}",
+            content=json.dumps({"user_id": f"user_{i:03d}", "membership": "gold"}),
+        )
+        good = [
+            user,
+            call,
+            result,
+            Message(role="assistant", content=done),
+            Message(role="user", content="Great, thanks!"),
+        ]
         bad = [user, call, result, Message(role="assistant", content="I'm not able to help with that right now. "
                                            "Is there anything else?"), Message(role="user", content="Hm, okay.")]  # fmt: skip
         win = Item(kind="conversation", content={"messages": [m.model_dump() for m in good]})
@@ -524,7 +541,9 @@ class Panel(_Model):
     pairs: list[Pair]
 
 
-def assign_panels(pairs: Sequence[Pair], panels: Mapping[str, Sequence[str]], seed: int = 0) -> dict[str, Panel]:
+def assign_panels(
+    pairs: Sequence[Pair], panels: Mapping[str, Sequence[str]], seed: int = 0
+) -> dict[str, Panel]:
     """Split ``pairs`` into disjoint sets, one per panel (``{"panel-1": ["a1", "a2", "a3"], ...}``,
     as read from a parameter file). Every annotator of a panel judges the same pairs.
 
@@ -543,7 +562,9 @@ def assign_panels(pairs: Sequence[Pair], panels: Mapping[str, Sequence[str]], se
             if not isinstance(a, str) or not a:
                 raise ValueError(f"panel {name!r}: annotator ids must be non-empty strings, got {a!r}")
             if a in seen:
-                raise ValueError(f"annotator {a!r} is in panels {seen[a]!r} and {name!r}; panels must be disjoint")
+                raise ValueError(
+                    f"annotator {a!r} is in panels {seen[a]!r} and {name!r}; panels must be disjoint"
+                )
             seen[a] = name
     ids = [p.id for p in pairs]
     if len(set(ids)) != len(ids):

@@ -113,7 +113,9 @@ def render_paceshop(v: PaceshopView, with_context: bool = True) -> str:
     for eid in v.attribution_list:
         ev = v.evidence.get(eid)
         if ev is None:
-            attrs.append(f'<li><code>{esc(eid)}</code> <span class="sb-muted">(not in the evidence pool)</span></li>')
+            attrs.append(
+                f'<li><code>{esc(eid)}</code> <span class="sb-muted">(not in the evidence pool)</span></li>'
+            )
         else:
             attrs.append(f'<li><code>{esc(eid)}</code> <b>{esc(ev.title)}</b> <span class="sb-muted">'
                          f"({esc(ev.brand)}, {esc(ev.source_field)})</span>: {esc(ev.snippet)}</li>")  # fmt: skip

@@ -83,7 +83,9 @@ def is_loopback(host: str) -> bool:
 
 
 OFFLINE_TEMPLATE = "shopbench-offline"
-_REMOTE_ASSET = re.compile(r"^\s*<(link|script)\b[^>]*\b(href|src)=\"https?://[^\"]*\"[^>]*>(\s*</script>)?\s*$\n?", re.M | re.I)
+_REMOTE_ASSET = re.compile(
+    r"^\s*<(link|script)\b[^>]*\b(href|src)=\"https?://[^\"]*\"[^>]*>(\s*</script>)?\s*$\n?", re.M | re.I
+)
 
 
 def offline_template(root: str | Path | None = None) -> Path:
@@ -103,7 +105,9 @@ def offline_template(root: str | Path | None = None) -> Path:
                if (Path(p) / "index.html.j2").exists())  # fmt: skip
     dest = root / "voila" / "templates" / OFFLINE_TEMPLATE
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "index.html.j2").write_text(_REMOTE_ASSET.sub("", src.read_text(encoding="utf-8")), encoding="utf-8")
+    (dest / "index.html.j2").write_text(
+        _REMOTE_ASSET.sub("", src.read_text(encoding="utf-8")), encoding="utf-8"
+    )
     (dest / "conf.json").write_text(json.dumps({"base_template": "lab"}), encoding="utf-8")
     return root
 
@@ -132,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", help="answers folder (default: outputs/<profile>/annotations)")
     ap.add_argument("--source", choices=["paceshop", "tau_bench", "padme"], help="which pairs to annotate")
     ap.add_argument("--n-pairs", type=int, help="how many pairs")
-    ap.add_argument("--profile", help="profile name or YAML path (default: the profile built last, else smoke)")
+    ap.add_argument(
+        "--profile", help="profile name or YAML path (default: the profile built last, else smoke)"
+    )
     ap.add_argument("--tau-bench-path", help="tau-bench results JSON (for --source tau_bench)")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to serve")
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
@@ -159,11 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     port = a.port or free_port(a.ip)
     host = f"[{a.ip}]" if ":" in a.ip else a.ip
     url = f"http://{host}:{port}/"
-    print(f"annotation server: {url}" + (f"?annotator={quote(a.annotator)}" if a.annotator else ""), flush=True)
+    print(
+        f"annotation server: {url}" + (f"?annotator={quote(a.annotator)}" if a.annotator else ""), flush=True
+    )
     print(f"  other annotators: {url}?annotator=<id>; answers in "
           f"{os.environ.get(ENV['store_dir']) or 'outputs/<profile>/annotations'}; Ctrl-C stops", flush=True)  # fmt: skip
     data_dir = offline_template()
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(data_dir), os.environ.get("JUPYTER_PATH")) if p)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(data_dir), os.environ.get("JUPYTER_PATH")) if p
+    )
     from voila.app import main as voila_main
 
     voila_main(argv=voila_argv(nb, port, a.ip))

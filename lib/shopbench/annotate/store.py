@@ -48,7 +48,11 @@ _FIX = ("move the bad line out of the file (the annotator answers that pair agai
 
 def check_annotator(annotator: str) -> str:
     """Annotator ids become file names: letters, digits, ``_ . @ -``, at most 64 characters."""
-    if not isinstance(annotator, str) or not _ANNOTATOR.match(annotator) or annotator.endswith((".jsonl", ".partial")):
+    if (
+        not isinstance(annotator, str)
+        or not _ANNOTATOR.match(annotator)
+        or annotator.endswith((".jsonl", ".partial"))
+    ):
         raise ValueError(
             f"annotator id {annotator!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
             "starting with a letter or digit"
@@ -110,7 +114,9 @@ def _answer(path: Path, lineno: int, raw: bytes) -> Answer:
     except ValidationError as e:
         err = e.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or None
-        raise StoreError(f"not a valid answer: {err['msg']}", file=path, where=where, field=field, fix=_FIX) from None
+        raise StoreError(
+            f"not a valid answer: {err['msg']}", file=path, where=where, field=field, fix=_FIX
+        ) from None
 
 
 class AnnotationStore:
@@ -186,7 +192,9 @@ class AnnotationStore:
             written = os.write(fd, line)
             if written != len(line):  # a short write on a full disk: the next append repairs it first
                 self._repaired.discard(answer.annotator)
-                raise OSError(f"short write to {self.path(answer.annotator)} ({written} of {len(line)} bytes)")
+                raise OSError(
+                    f"short write to {self.path(answer.annotator)} ({written} of {len(line)} bytes)"
+                )
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -232,7 +240,9 @@ class AnnotationStore:
         atomic_write_bytes(self._state_path(annotator), (json.dumps(st, sort_keys=True) + "\n").encode())
 
 
-def human_study_frames(store: AnnotationStore, pairs: Sequence, panels: dict[str, Sequence[str]] | None = None):
+def human_study_frames(
+    store: AnnotationStore, pairs: Sequence, panels: dict[str, Sequence[str]] | None = None
+):
     """The store's latest answers as the ``(annotations, answer_key)`` frames of
     :mod:`shopbench.annotate.humanstudy` (``export_human_study`` writes them in the PADMÉ release layout).
 
@@ -254,7 +264,9 @@ def human_study_frames(store: AnnotationStore, pairs: Sequence, panels: dict[str
                 continue
             rows.append({"pair_id": p.id, "annotator": a, "panel": panel_of.get(a, 1), "criterion": p.criterion.name,
                          "choice": 1 if ans.chosen_item == "side_a" else 2, "confidence": ans.confidence})  # fmt: skip
-    annotations = pd.DataFrame(rows, columns=["pair_id", "annotator", "panel", "criterion", "choice", "confidence"])
+    annotations = pd.DataFrame(
+        rows, columns=["pair_id", "annotator", "panel", "criterion", "choice", "confidence"]
+    )
     answered = set(annotations["pair_id"])
     key = pd.DataFrame(
         [{"pair_id": p.id, "correct_response": 1 if p.hidden.label == "side_a" else 2,

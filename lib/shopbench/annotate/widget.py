@@ -89,7 +89,9 @@ the pair honestly as a coin-flip instead of hiding a guess among your real judgm
 class AnnotationSession:
     """The interface's state machine for one annotator over an ordered list of pairs."""
 
-    def __init__(self, pairs: Sequence[Pair], annotator: str, store: AnnotationStore | str | Path, seed: int = 0):
+    def __init__(
+        self, pairs: Sequence[Pair], annotator: str, store: AnnotationStore | str | Path, seed: int = 0
+    ):
         if not pairs:
             raise ValueError("no pairs to annotate")
         ids = [p.id for p in pairs]
@@ -154,8 +156,11 @@ class AnnotationSession:
             "view_id": self.view_id,
             "annotator": self.annotator,
             "reviewing_instructions": self._resume_screen is not None,
-            "progress": {"index": min(self.index + 1, n), "total": n,
-                         "answered": sum(1 for pid in self.order if pid in self._answers)},  # fmt: skip
+            "progress": {
+                "index": min(self.index + 1, n),
+                "total": n,
+                "answered": sum(1 for pid in self.order if pid in self._answers),
+            },  # fmt: skip
             "criterion": {"name": crit.name, "description": crit.description} if crit else None,
             "choice": self.choice,
             "confidence": self.confidence,
@@ -221,7 +226,9 @@ class AnnotationSession:
         if self.index == 0 and self.screen != "done":
             self.message = "This is the first pair."
             return
-        self._go(self.index - 1 if self.pair is not None else len(self.pairs) - 1, intro_if_new_criterion=False)
+        self._go(
+            self.index - 1 if self.pair is not None else len(self.pairs) - 1, intro_if_new_criterion=False
+        )
 
     def handle(self, msg: dict[str, Any]) -> bool:
         """Apply one browser message; returns whether anything changed."""

@@ -31,10 +31,8 @@ WALL_GOAL_S = 5.0
 RSS_GOAL_MB = 1024.0
 
 
-
 def _worker(seed: int = 0) -> dict:
     import numpy as np
-
 
     base = rss_mb()
     rng = np.random.default_rng(seed)
@@ -52,9 +50,7 @@ def _worker(seed: int = 0) -> dict:
 def bench_agreement(seed: int = 0, isolated: bool = True) -> list[dict]:
     """Time the 25 × 1,000 × 6,000 bootstrap and record the peak RSS (in a subprocess by default)."""
     if isolated:
-        code = (
-            f"import json; from shopbench.benchmarks.agreement import _worker; print(json.dumps(_worker({int(seed)})))"
-        )
+        code = f"import json; from shopbench.benchmarks.agreement import _worker; print(json.dumps(_worker({int(seed)})))"
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
         )

@@ -129,7 +129,11 @@ class Fixtures:
     def tau_results() -> list[dict]:
         traj = [{"role": "system", "content": "policy"}, {"role": "user", "content": "I want a refund"},
                 {"role": "assistant", "content": "Done."}]  # fmt: skip
-        return [{"task_id": t, "trial": k, "reward": float(k), "traj": traj, "info": {}} for t in (0, 1) for k in (0, 1)]
+        return [
+            {"task_id": t, "trial": k, "reward": float(k), "traj": traj, "info": {}}
+            for t in (0, 1)
+            for k in (0, 1)
+        ]
 
     @staticmethod
     def tau2_task(tid: str = "0") -> dict:
@@ -226,7 +230,7 @@ def _shop_catalog_invalid_json_on_line_3(d, fx):
 
 @case("shop catalog: .json file not JSON", "shopsim.catalog.load_products")
 def _shop_catalog_json_file_not_json(d, fx):
-    return (*_shop(d, fx, ["[{\"product_id\": 1,"], name="catalog.json"), "line 2")
+    return (*_shop(d, fx, ['[{"product_id": 1,'], name="catalog.json"), "line 2")
 
 
 @case("shop catalog: price NaN", "shopsim.catalog.load_products")
@@ -485,7 +489,10 @@ def _records_invalid_json_on_line_2(d, fx):
 
 @case("records: non-UTF-8 byte on line 3", "paceshop.build.load_records")
 def _records_non_utf_8_byte_on_line_3(d, fx):
-    return (*_records(d, fx, lambda ls: "\n".join(ls[:2]).encode() + b"\n" + _latin1_line(ls[2]) + b"\n"), "line 3")
+    return (
+        *_records(d, fx, lambda ls: "\n".join(ls[:2]).encode() + b"\n" + _latin1_line(ls[2]) + b"\n"),
+        "line 3",
+    )
 
 
 @case("records: required field missing", "paceshop.build.load_records")
@@ -592,7 +599,10 @@ def _human_study_missing_folder(d, fx):
 
 @case("human study: answer key not UTF-8", "annotate.humanstudy.load_human_study")
 def _human_study_answer_key_not_utf_8(d, fx):
-    return (*_study(d, fx, "answer_key.json", lambda t: t.encode().replace(b'"kept"', b'"k\xe9pt"', 1)), "line")
+    return (
+        *_study(d, fx, "answer_key.json", lambda t: t.encode().replace(b'"kept"', b'"k\xe9pt"', 1)),
+        "line",
+    )
 
 
 @case("human study: annotator file not UTF-8", "annotate.humanstudy.load_human_study")
@@ -851,7 +861,9 @@ def _tau2_db_json_lacks_orders(d, fx):
 def _rec(d: Path, data: Any):
     from ..padme.sources.recorded import load_recorded
 
-    p = _write(d / "gpt-4o-airline.json", data if isinstance(data, str | bytes) else json.dumps(data, indent=1))
+    p = _write(
+        d / "gpt-4o-airline.json", data if isinstance(data, str | bytes) else json.dumps(data, indent=1)
+    )
     return (lambda: load_recorded(p)), p.name
 
 
@@ -877,7 +889,10 @@ def _recorded_reward_is_text(d, fx):
 
 @case("recorded: reward NaN", "padme.sources.recorded.load_recorded", "h8")
 def _recorded_reward_nan(d, fx):
-    return (*_rec(d, json.dumps(fx.tau_results(), indent=1).replace('"reward": 1.0', '"reward": NaN', 1)), "line")
+    return (
+        *_rec(d, json.dumps(fx.tau_results(), indent=1).replace('"reward": 1.0', '"reward": NaN', 1)),
+        "line",
+    )
 
 
 @case("recorded: conversation lacks traj", "padme.sources.recorded.load_recorded", "h8")
@@ -1013,13 +1028,21 @@ def run_all(cases: list[Case] | None = None) -> Iterator[dict]:
 
 
 def summary(rows: list[dict], key: str = "outcome") -> dict:
-    counts = {k: sum(r[key] == k for r in rows) for k in ("clear", "no_fix", "traceback", "silently_accepted")}
-    return {"cases": len(rows), **counts, "clear_error_fraction": round(counts["clear"] / max(1, len(rows)), 4)}
+    counts = {
+        k: sum(r[key] == k for r in rows) for k in ("clear", "no_fix", "traceback", "silently_accepted")
+    }
+    return {
+        "cases": len(rows),
+        **counts,
+        "clear_error_fraction": round(counts["clear"] / max(1, len(rows)), 4),
+    }
 
 
 if __name__ == "__main__":
     rows = list(run_all())
     for r in rows:
-        print(f"{r['outcome']:18} {r['outcome_lenient']:18} {r['owner']} {r['case']}: {r['exception']} {r['message'][:150]}")
+        print(
+            f"{r['outcome']:18} {r['outcome_lenient']:18} {r['owner']} {r['case']}: {r['exception']} {r['message'][:150]}"
+        )
     print("strict ", summary(rows))
     print("lenient", summary(rows, "outcome_lenient"))

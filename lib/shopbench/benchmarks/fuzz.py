@@ -320,13 +320,19 @@ def conforms(node: Any, schema: dict) -> bool:
         return False
     if isinstance(node, Num) and not _in_bounds(node.exact, schema):
         return False
-    if isinstance(node, str) and not schema.get("minLength", 0) <= len(node) <= schema.get("maxLength", len(node)):
+    if isinstance(node, str) and not schema.get("minLength", 0) <= len(node) <= schema.get(
+        "maxLength", len(node)
+    ):
         return False
     if isinstance(node, list):
         if not schema.get("minItems", 0) <= len(node) <= schema.get("maxItems", len(node)):
             return False
         items = schema.get("items")
-        return all(conforms(v, items) for v in node) if isinstance(items, dict) else all(_no_bad_number(v) for v in node)
+        return (
+            all(conforms(v, items) for v in node)
+            if isinstance(items, dict)
+            else all(_no_bad_number(v) for v in node)
+        )
     if isinstance(node, dict):
         return _object_conforms(node, schema)
     return True
@@ -423,7 +429,9 @@ def emit(node: Any, rng: random.Random, *, indent: int | None = None, ascii_only
             pairs = v.pairs if isinstance(v, Dup) else tuple(v.items())
             if not pairs:
                 return "{}"
-            body = ("," + inner).join(f"{json.dumps(k, ensure_ascii=ascii_only)}: {go(x, level + 1)}" for k, x in pairs)
+            body = ("," + inner).join(
+                f"{json.dumps(k, ensure_ascii=ascii_only)}: {go(x, level + 1)}" for k, x in pairs
+            )
             return "{" + inner + body + outer + "}"
         if isinstance(v, list):
             if not v:
@@ -527,9 +535,13 @@ def _mutate_value(doc: Any, schema: dict, rng: random.Random) -> tuple[str, Any]
     if kind == "array" and (p := _leaf(doc, rng, lambda v: isinstance(v, list))) is not None:
         arr = _get(doc, p)
         item = arr[0] if arr else "E99"
-        return "array_content", _set(doc, p, rng.choice([arr + [item] * rng.randint(20, 30), [*arr, "NOT-IN-POOL"], "E1"]))
+        return "array_content", _set(
+            doc, p, rng.choice([arr + [item] * rng.randint(20, 30), [*arr, "NOT-IN-POOL"], "E1"])
+        )
     if kind == "deep" and (p := _leaf(doc, rng, lambda v: not isinstance(v, dict | list))) is not None:
-        d = rng.choice([10, strictjson.MAX_DEPTH - 1, strictjson.MAX_DEPTH, strictjson.MAX_DEPTH + 1, 100, 100_000])
+        d = rng.choice(
+            [10, strictjson.MAX_DEPTH - 1, strictjson.MAX_DEPTH, strictjson.MAX_DEPTH + 1, 100, 100_000]
+        )
         return "deep_nesting", _set(doc, p, Raw("[" * d + "1" + "]" * d))
     if kind == "root":
         return "root_type", rng.choice([[doc], "text", 0.5, None, True, []])
@@ -570,7 +582,9 @@ def _mutate_text(text: str, rng: random.Random) -> tuple[str, str]:
     return "empty", rng.choice(["", " ", "null", "{}", "[]"])
 
 
-def make_case(schema: dict, fix: Callable[[Any, random.Random], Any], rng: random.Random) -> tuple[str, str, str]:
+def make_case(
+    schema: dict, fix: Callable[[Any, random.Random], Any], rng: random.Random
+) -> tuple[str, str, str]:
     """(mutation name, output text, finish reason) for one fuzz case: 45 % a mutated document (a
     fifth of those also with a text mutation), 30 % a mutated text, 25 % a valid document written
     in a legal variant (indentation, \\u escapes, a fence, surrounding whitespace)."""
@@ -611,7 +625,10 @@ def _replay_gateway():
         def run(self, calls, run_id, *, dry_run=False, desc=None):  # type: ignore[override]
             text, finish = self.output
             stored = {"raw_output": text, "finish_reason": finish}
-            return [self._row(run_id, c, stored, cache_hit=False, attempts=1, latency=0.0, cost=0.0) for c in calls]
+            return [
+                self._row(run_id, c, stored, cache_hit=False, attempts=1, latency=0.0, cost=0.0)
+                for c in calls
+            ]
 
     return ReplayGateway()
 
@@ -640,7 +657,9 @@ def _pace_contracts(gw) -> list[Contract]:
 
     def make(p) -> Contract:
         def run(text: str, finish: str) -> Any:
-            row = gw.run([gw.call("fuzz", "x", [{"role": "user", "content": "judge"}], schema=p.contract)], "fuzz")[0]
+            row = gw.run(
+                [gw.call("fuzz", "x", [{"role": "user", "content": "judge"}], schema=p.contract)], "fuzz"
+            )[0]
             out = parse_judgment(p, row, POOL)
             if out["parse_ok"] is not True:
                 raise Rejected(out["parse_error"])
@@ -681,7 +700,9 @@ def _padme_contracts(gw) -> list[Contract]:
         return outcome.value
 
     def run_evaluator(text: str, finish: str) -> Any:
-        row = gw.run([gw.call("fuzz", "r1", [{"role": "user", "content": "score"}], schema=SCORE_SCHEMA)], "fuzz")[0]
+        row = gw.run(
+            [gw.call("fuzz", "r1", [{"role": "user", "content": "score"}], schema=SCORE_SCHEMA)], "fuzz"
+        )[0]
         out = score_from_row(row)
         if out["status"] != "ok":
             raise Rejected(out["parse_error"])
@@ -694,9 +715,14 @@ def _padme_contracts(gw) -> list[Contract]:
     return [
         Contract("padme:filter", FILTER_SCHEMA, run_filter, lambda d: 1 if d["answer"] == "A" else 2),
         # H.5 via score_from_row: "the score must be a number in [0, 1]" (read as a float)
-        Contract("padme:evaluator", SCORE_SCHEMA, run_evaluator,
-                 lambda d: {"score": float(d["score"]), "reasoning": d["reasoning"]},
-                 rule=lambda d: 0.0 <= d["score"] <= 1.0, fix=fix_score),  # fmt: skip
+        Contract(
+            "padme:evaluator",
+            SCORE_SCHEMA,
+            run_evaluator,
+            lambda d: {"score": float(d["score"]), "reasoning": d["reasoning"]},
+            rule=lambda d: 0.0 <= d["score"] <= 1.0,
+            fix=fix_score,
+        ),  # fmt: skip
     ]
 
 
@@ -710,7 +736,9 @@ def _trial(empty_search: bool):
     from ..shopsim.types import Directive, Scenario, ToolCall, ToolEvent, TrialRecord, Turn, UserReply
 
     hits = [] if empty_search else [{"product_id": "P1"}]
-    search = ToolEvent(0, 0, ToolCall("search_products", {"query": "lantern"}), {"results": hits, "count": len(hits)})
+    search = ToolEvent(
+        0, 0, ToolCall("search_products", {"query": "lantern"}), {"results": hits, "count": len(hits)}
+    )
     turn = Turn(0, Directive(0, [], []), UserReply("r", 1, "A solar lantern, please.", True, "goal_met", intent=[]),
                 "Here is what I found.", [search])  # fmt: skip
     sc = Scenario(seed=1, kind="refusal", difficulty=1, tier="light", breadth=1, items=(), persona={}, max_turns=3,
@@ -731,7 +759,9 @@ def _shop_contracts(gw) -> list[Contract]:
             raise Rejected(str(e)) from None
 
     def rubric_rule(d: Any) -> bool:  # "a non-empty rationale; an applicable answer carries an integer 1-5"
-        ok_score = _int_literal(d["score"]) and 1 <= d["score"] <= 5 if d["applicable"] else d["score"] is None
+        ok_score = (
+            _int_literal(d["score"]) and 1 <= d["score"] <= 5 if d["applicable"] else d["score"] is None
+        )
         return d["rationale"].strip() != "" and ok_score
 
     def rubric_fix(doc: Any, rng: random.Random) -> Any:
@@ -764,8 +794,14 @@ def _shop_contracts(gw) -> list[Contract]:
                         fix=fix)  # fmt: skip
 
     return [
-        Contract("shop:rubric", RUBRIC_SCHEMA, run_rubric, lambda d: None if not d["applicable"] else (d["score"] - 1) / 4,
-                 rule=rubric_rule, fix=rubric_fix),  # fmt: skip
+        Contract(
+            "shop:rubric",
+            RUBRIC_SCHEMA,
+            run_rubric,
+            lambda d: None if not d["applicable"] else (d["score"] - 1) / 4,
+            rule=rubric_rule,
+            fix=rubric_fix,
+        ),  # fmt: skip
         refusal(False),
         refusal(True),
     ]
@@ -802,7 +838,10 @@ def _agent_contract(gw) -> Contract:
 
     def expected(d: Any) -> Any:
         msg = d["message"].strip() if isinstance(d["message"], str) and d["message"].strip() else None
-        calls = [(tc["name"], {k: v for k, v in tc["arguments"].items() if v is not None}) for tc in d["tool_calls"]]
+        calls = [
+            (tc["name"], {k: v for k, v in tc["arguments"].items() if v is not None})
+            for tc in d["tool_calls"]
+        ]
         return {"message": msg, "calls": calls}
 
     return Contract("shop:agent-json", AGENT_JSON_SCHEMA, run, expected, rule=rule, fix=fix)
@@ -859,7 +898,9 @@ class _Tally:
 
     def note(self, what: str, mutation: str, text: str, detail: str) -> None:
         if len(self.examples) < 5:
-            self.examples.append({"problem": what, "mutation": mutation, "output": text[:200], "detail": detail[:300]})
+            self.examples.append(
+                {"problem": what, "mutation": mutation, "output": text[:200], "detail": detail[:300]}
+            )
 
 
 def fuzz_one(c: Contract, gw, n: int, rng: random.Random) -> dict:

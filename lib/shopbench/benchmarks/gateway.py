@@ -79,7 +79,6 @@ def bench_llamacpp(n: int = 20) -> list[dict]:
     """Gateway vs raw HTTP to ``python -m llama_cpp.server`` (SmolLM2): the same prompt through both
     paths, alternating which goes first, one call per gateway run (so per-run setup is included)."""
 
-
     if not llama_cpp_available():
         return [{"name": "llamacpp_overhead_pct", "value": None, "unit": "%", "goal": "<= 5", "meets_goal": None,
                  "detail": "llama-cpp-python not installed: run `make local-llm`"}]  # fmt: skip
@@ -89,12 +88,16 @@ def bench_llamacpp(n: int = 20) -> list[dict]:
     with serve("smollm2-135m-instruct", alias="smollm2") as srv, tempfile.TemporaryDirectory() as tmp:
         gw = _gateway(tmp, {"openai": 1})
         client = httpx.Client(timeout=120)
-        prompts = [f"Name one product a shopper who likes hiking might buy. Variant {i}." for i in range(n + 2)]
+        prompts = [
+            f"Name one product a shopper who likes hiking might buy. Variant {i}." for i in range(n + 2)
+        ]
 
         def raw(p):
             t = time.perf_counter()
-            r = client.post(f"{srv.api_base}/chat/completions",
-                            json={"model": "smollm2", "messages": [{"role": "user", "content": p}], **params})
+            r = client.post(
+                f"{srv.api_base}/chat/completions",
+                json={"model": "smollm2", "messages": [{"role": "user", "content": p}], **params},
+            )
             r.raise_for_status()
             return time.perf_counter() - t  # fmt: skip
 

@@ -178,7 +178,9 @@ def time_calls(core: Any, model: str, calls: Sequence, calibrate_each: bool) -> 
     return out
 
 
-def settings_sweep(model: str, ids: Sequence[int], threads=SWEEP_THREADS, batches=SWEEP_BATCHES) -> list[dict]:
+def settings_sweep(
+    model: str, ids: Sequence[int], threads=SWEEP_THREADS, batches=SWEEP_BATCHES
+) -> list[dict]:
     """Prompt-eval and generation rates of ``model`` for each n_threads × n_batch (n_ubatch = n_batch)."""
     Llama = llamacpp._import_llama_cpp().Llama
     rows = []
@@ -198,7 +200,15 @@ def settings_sweep(model: str, ids: Sequence[int], threads=SWEEP_THREADS, batche
 # ---- results -----------------------------------------------------------------------------------
 def _result(name: str, value: Any, unit: str | None, goal: str | None = None, meets: bool | None = None,
             detail: str = "", **extra: Any) -> dict:  # fmt: skip
-    return {"name": name, "value": value, "unit": unit, "goal": goal, "meets_goal": meets, "detail": detail, **extra}
+    return {
+        "name": name,
+        "value": value,
+        "unit": unit,
+        "goal": goal,
+        "meets_goal": meets,
+        "detail": detail,
+        **extra,
+    }
 
 
 def _load() -> float:
@@ -209,7 +219,9 @@ def _say(msg: str) -> None:
     print(f"[local_llm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def measure_model(key: str, records: Sequence, n_prompts: int, warmup: bool, calibrate_each: bool) -> list[dict]:
+def measure_model(
+    key: str, records: Sequence, n_prompts: int, warmup: bool, calibrate_each: bool
+) -> list[dict]:
     """The timing results of one model on ``pacejudge_prefix_first`` (see the module docstring)."""
     model = MODELS[key]
     load0 = _load()
@@ -226,7 +238,9 @@ def measure_model(key: str, records: Sequence, n_prompts: int, warmup: bool, cal
         timed = time_calls(core, model, timed_calls, calibrate_each)
         if not calibrate_each:  # once, on the last call's prompt (still in the model's input_ids)
             last = timed[-1]
-            last.prompt_rate, last.generation_rate = calibrate(llm, [int(x) for x in llm.input_ids[: last.prompt_tokens]])
+            last.prompt_rate, last.generation_rate = calibrate(
+                llm, [int(x) for x in llm.input_ids[: last.prompt_tokens]]
+            )
     finally:
         core.close()
     return _summarise(key, timed, shared, load0, _load())
@@ -271,7 +285,9 @@ def measure_verbatim(key: str, records: Sequence, n_prompts: int) -> list[dict]:
                     calls=[asdict(t) for t in timed])]  # fmt: skip
 
 
-def _summarise(key: str, timed: list[CallTiming], shared: dict[str, float], load0: float, load1: float) -> list[dict]:
+def _summarise(
+    key: str, timed: list[CallTiming], shared: dict[str, float], load0: float, load1: float
+) -> list[dict]:
     rates = [(t.prompt_rate, t.generation_rate) for t in timed if t.prompt_rate and t.generation_rate]
     if not rates:
         raise ValueError("no calibrated call: cannot compute the floor")
@@ -330,7 +346,9 @@ def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: st
     from ..paths import outputs_root
 
     if n_prompts < 5:
-        raise ValueError(f"n_prompts must be ≥ 5 (the issue asks for a median of ≥ 5 prompts), got {n_prompts}")
+        raise ValueError(
+            f"n_prompts must be ≥ 5 (the issue asks for a median of ≥ 5 prompts), got {n_prompts}"
+        )
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         raise ValueError(f"unknown model key(s) {unknown}; known: {', '.join(MODELS)}")
@@ -340,7 +358,12 @@ def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: st
     results: list[dict] = []
     stages: list[tuple[str, Any]] = []
     if "smollm2" in models:
-        stages.append(("smollm2", lambda: measure_model("smollm2", records, n_prompts, warmup=True, calibrate_each=True)))
+        stages.append(
+            (
+                "smollm2",
+                lambda: measure_model("smollm2", records, n_prompts, warmup=True, calibrate_each=True),
+            )
+        )
         if verbatim:
             stages.append(("smollm2 D.4 order", lambda: measure_verbatim("smollm2", records, n_prompts)))
         if sweep:
@@ -348,7 +371,9 @@ def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: st
     if "qwen" in models and qwen_tokens_only:
         stages.append(("qwen tokenizer", lambda: measure_prefix_only("qwen", records)))
     elif "qwen" in models:
-        stages.append(("qwen", lambda: measure_model("qwen", records, n_prompts, warmup=False, calibrate_each=False)))
+        stages.append(
+            ("qwen", lambda: measure_model("qwen", records, n_prompts, warmup=False, calibrate_each=False))
+        )
     for name, stage in stages:
         _say(f"{name} …")
         results += stage()
@@ -377,16 +402,26 @@ def _sweep_result(records: Sequence) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m shopbench.benchmarks.local_llm", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m shopbench.benchmarks.local_llm", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--models", default="smollm2,qwen", help=f"comma-separated: {', '.join(MODELS)}")
     ap.add_argument("--n-prompts", type=int, default=5)
     ap.add_argument("--no-sweep", action="store_true", help="skip the n_threads × n_batch sweep")
     ap.add_argument("--no-verbatim", action="store_true", help="skip timing SmolLM2 on the D.4 order")
-    ap.add_argument("--qwen-tokens-only", action="store_true", help="Qwen: prefix fractions only, no timed call")
+    ap.add_argument(
+        "--qwen-tokens-only", action="store_true", help="Qwen: prefix fractions only, no timed call"
+    )
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
-    doc = run([m.strip() for m in a.models.split(",") if m.strip()], a.n_prompts, a.out, sweep=not a.no_sweep,
-              verbatim=not a.no_verbatim, qwen_tokens_only=a.qwen_tokens_only)
+    doc = run(
+        [m.strip() for m in a.models.split(",") if m.strip()],
+        a.n_prompts,
+        a.out,
+        sweep=not a.no_sweep,
+        verbatim=not a.no_verbatim,
+        qwen_tokens_only=a.qwen_tokens_only,
+    )
     for r in doc["results"]:
         if r["name"] != "llamacpp_settings":
             print(f"{r['name']}: {r['value']} {r['unit'] or ''} (goal {r['goal']})")

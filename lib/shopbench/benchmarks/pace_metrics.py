@@ -106,7 +106,6 @@ def synthetic_run_table(
     return pd.concat(frames, ignore_index=True)
 
 
-
 def bench_pace_metrics(n_boot: int = 2000) -> list[dict]:
     """Time Tables 3 and 4 with CIs (2,000 resamples) for 10 runs × 4,080 records; report peak RSS."""
     t = time.perf_counter()

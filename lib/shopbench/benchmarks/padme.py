@@ -101,7 +101,6 @@ def meta_eval_statistics(pairs, scores, specs, n_boot: int = 1000, seed: int = 0
     return {"outcomes": out, "summary": summary, "by": by, "correlations": corr, "contamination": cont}
 
 
-
 def bench_meta_eval(
     n_evaluators: int = 25, n_pairs: int = 1000, runs: int = 3, n_boot: int = 1000
 ) -> list[dict]:
@@ -130,7 +129,6 @@ def bench_meta_eval(
 def bench_synthesis(n_tasks: int = 40, n_products: int = 4000) -> list[dict]:
     """Algorithm 1 with the shop environment as the source: scripted steered agents, simulated
     steering, K = 2 heuristic filter judges, R = 2, order-swap re-judging; goal ≥ 60 kept pairs/min."""
-
 
     t = time.perf_counter()
     src = ShopSource(n_products=n_products)

@@ -88,7 +88,15 @@ def kill9_drill(n_calls: int = 2000, n_kills: int = 10, seed: int = 0, run_budge
     with FakeOpenAIServer() as server, tempfile.TemporaryDirectory(prefix="kill9_") as tmp:
         out, calls = Path(tmp), _sweep_calls(server.api_base, n_calls)
         log = out / "calls" / "sweep.jsonl"
-        cmd = [sys.executable, "-m", "shopbench.benchmarks.reliability", "--sweep", server.api_base, tmp, str(n_calls)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "shopbench.benchmarks.reliability",
+            "--sweep",
+            server.api_base,
+            tmp,
+            str(n_calls),
+        ]
         for target in [*targets, None]:
             before = _answered(out, calls)
             server.reset()
@@ -156,7 +164,10 @@ def storm_drill(n_calls: int = 1000, concurrency: int = 32, timeout_s: float = 1
     from ..llm import Call, Gateway
     from ..testing.fake_openai import FakeOpenAIServer
 
-    with FakeOpenAIServer(script=_storm_script()) as server, tempfile.TemporaryDirectory(prefix="storm_") as tmp:
+    with (
+        FakeOpenAIServer(script=_storm_script()) as server,
+        tempfile.TemporaryDirectory(prefix="storm_") as tmp,
+    ):
         gw = Gateway(cache_dir=f"{tmp}/cache", log_dir=f"{tmp}/calls", concurrency={"openai": concurrency},
                      timeout_s=timeout_s, max_retries=4, backoff_s=0.05, backoff_max_s=0.5, progress=False)  # fmt: skip
         calls = [Call(f"s{i:05d}", "openai/fake", [{"role": "user", "content": f"storm {i}"}],
@@ -230,7 +241,10 @@ def fuzz_drill() -> dict:
     try:
         from .fuzz import fuzz_contracts  # type: ignore[import-not-found]  # helper h1's module
     except ImportError:
-        return {"fuzz_cases": None, "note": "shopbench.benchmarks.fuzz is not on this branch (helper h1 writes it)"}
+        return {
+            "fuzz_cases": None,
+            "note": "shopbench.benchmarks.fuzz is not on this branch (helper h1 writes it)",
+        }
     return fuzz_contracts(n_per_contract=1000, seed=0)
 
 

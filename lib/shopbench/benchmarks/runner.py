@@ -55,7 +55,6 @@ def run_one(name: str) -> list[dict]:
 def machine() -> dict:
     from importlib.metadata import version
 
-
     return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
             "processor": platform.processor() or platform.machine(), "litellm": version("litellm")}  # fmt: skip
 

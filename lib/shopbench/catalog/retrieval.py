@@ -86,7 +86,9 @@ def load_minilm(device: str = "cpu") -> Any:
         ) from e
 
 
-def bm25_index(docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> tuple[CountVectorizer, sp.csr_matrix]:
+def bm25_index(
+    docs: Sequence[str], k1: float = 1.5, b: float = 0.75
+) -> tuple[CountVectorizer, sp.csr_matrix]:
     """Okapi BM25 weights of ``docs``: the fitted vectorizer and a (terms x docs) matrix, so a
     (queries x terms) binary matrix times it gives (queries x docs) scores. Shared by the evidence
     pools and the shop environment's search."""
@@ -105,7 +107,9 @@ def bm25_index(docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> tuple[C
 
 def encode_normalized(encoder: Any, texts: Sequence[str]) -> np.ndarray:
     """Unit-length sentence embeddings (float32) of ``texts`` from a sentence-transformers encoder."""
-    emb = encoder.encode(list(texts), normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
+    emb = encoder.encode(
+        list(texts), normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
+    )
     emb = np.asarray(emb, dtype=np.float32)
     norm = np.linalg.norm(emb, axis=1, keepdims=True)
     return emb / np.where(norm == 0, 1.0, norm)

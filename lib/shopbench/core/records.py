@@ -38,7 +38,9 @@ DefectFamily = Literal[
 
 class Defect(Model):
     family: DefectFamily
-    location: str  # productCategoryList[0] | rqList | rqList[1] | attribution_list | overview_text | persona_swap
+    location: (
+        str  # productCategoryList[0] | rqList | rqList[1] | attribution_list | overview_text | persona_swap
+    )
     group: Literal["categories", "related_queries", "attributions", "overview", "persona"]
 
 

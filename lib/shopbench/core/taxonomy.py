@@ -51,7 +51,11 @@ PREFERENCE_FAMILIES = {
     "premium finish": 314, "sustainability": 672,
 }  # fmt: skip
 HISTORY_DENSITY = {"moderate": 566, "rich": 588, "sparse": 46}
-HOLDOUT_FLAGS = {"eco-conscious materials": 115, "sensitive skin": 115, "smart-home compatibility priority": 115}
+HOLDOUT_FLAGS = {
+    "eco-conscious materials": 115,
+    "sensitive skin": 115,
+    "smart-home compatibility priority": 115,
+}
 N_PERSONAS = 1200
 N_HOLDOUT = 345
 N_HOLDOUT_BUNDLES = 8

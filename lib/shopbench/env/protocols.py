@@ -25,7 +25,16 @@ from pydantic.dataclasses import dataclass
 
 from ..core.conversation import ToolCall
 
-__all__ = ["Agent", "AgentStep", "Environment", "Limits", "ToolOutcome", "ToolRecord", "UserSimulator", "UserTurn"]
+__all__ = [
+    "Agent",
+    "AgentStep",
+    "Environment",
+    "Limits",
+    "ToolOutcome",
+    "ToolRecord",
+    "UserSimulator",
+    "UserTurn",
+]
 
 _ANY = ConfigDict(arbitrary_types_allowed=True)
 

@@ -175,7 +175,9 @@ def persona_findings(v: View) -> list[Finding]:
                 )
             )
         if c in _VIOLATION_RX:
-            out += _first_conflict(units, lambda t, c=c: _violation(c, t), 0.85, f"violates {c!r}", "hard_constraints")
+            out += _first_conflict(
+                units, lambda t, c=c: _violation(c, t), 0.85, f"violates {c!r}", "hard_constraints"
+            )
         orig = _OPPOSITE_TO_CONSTRAINT.get(c)
         if orig and orig in _HONOUR_RX:
             rx = _HONOUR_RX[orig]
@@ -418,8 +420,6 @@ def rule_findings(v: View) -> list[Finding]:
     return out
 
 
-
-
 def rules_judge(messages: list[dict], params: dict) -> str:
     """``local/oracle-rules``: the rule-based PACE judge (known-answer, see the module docstring)."""
     v = view(messages)
@@ -431,7 +431,9 @@ NAME = "oracle-rules"
 
 def register() -> None:
     """Register ``local/oracle-rules``."""
-    register_local(NAME, rules_judge, "KNOWN-ANSWER oracle: rule judge built on the PACEShop generator's cue lists")
+    register_local(
+        NAME, rules_judge, "KNOWN-ANSWER oracle: rule judge built on the PACEShop generator's cue lists"
+    )
 
 
 register()

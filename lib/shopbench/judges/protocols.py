@@ -362,6 +362,7 @@ _OFF_ETAPP = ("overall_bad_probability", "overall_quality", "persona_alignment",
               "evidence_grounding")  # fmt: skip
 ALL_TARGETS = frozenset("PACE")
 
+
 @judge
 def pace_protocols() -> list[Protocol]:
     """The eight protocols of Tables 18-19, registered by name."""

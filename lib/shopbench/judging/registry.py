@@ -36,7 +36,9 @@ def register(spec: JudgeSpec) -> JudgeSpec:
         raise TypeError(f"only JudgeSpec instances can be registered, got {type(spec).__name__}")
     prev = _REGISTRY.get(spec.name)
     if prev is not None and prev is not spec and type(prev).__qualname__ != type(spec).__qualname__:
-        raise ValueError(f"judge name {spec.name!r} is already registered ({prev.source or type(prev).__name__})")
+        raise ValueError(
+            f"judge name {spec.name!r} is already registered ({prev.source or type(prev).__name__})"
+        )
     _REGISTRY[spec.name] = spec
     return spec
 

@@ -172,13 +172,17 @@ def _numbered_call(c: ToolCallView, limit: int) -> str:
         except json.JSONDecodeError:
             pass
     if isinstance(args, dict):
-        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}" for k, v in args.items())
+        inner = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}" for k, v in args.items()
+        )
     else:
         inner = str(args)
     return f"{c.name or '?'}({cut(inner, limit)})"
 
 
-def _numbered(sts: Sequence[Step], max_chars: int = 600, max_args_chars: int = 300, where: str = "trajectory") -> str:
+def _numbered(
+    sts: Sequence[Step], max_chars: int = 600, max_args_chars: int = 300, where: str = "trajectory"
+) -> str:
     lines: list[str] = []
     turn = 0
     for s in sts:
@@ -226,7 +230,9 @@ def _turns(sts: Sequence[Step], max_chars: int = 400, tools: bool = True) -> str
 STYLES: dict[str, Callable[..., str]] = {"pair": _pair, "numbered": _numbered, "turns": _turns}
 
 
-def render(conversation: Any, style: str, *, only: Callable[[Step], bool] | None = None, **options: Any) -> str:
+def render(
+    conversation: Any, style: str, *, only: Callable[[Step], bool] | None = None, **options: Any
+) -> str:
     """The conversation as text in one of :data:`STYLES` (see the module docstring); ``only`` keeps
     the steps it accepts; ``options`` are the style's limits (``max_chars``, ``max_args_chars``,
     ``tools``, ``where``)."""

@@ -48,13 +48,23 @@ def error_kind(message: str | None) -> str | None:
     if not message:
         return None
     m = message
-    for prefix, kind in (("call error", "call_error"), ("empty output", "empty"), ("truncated", "truncated"),
-                         ("invalid JSON", "invalid_json"), ("evidence ids outside", "evidence_outside_pool")):
+    for prefix, kind in (
+        ("call error", "call_error"),
+        ("empty output", "empty"),
+        ("truncated", "truncated"),
+        ("invalid JSON", "invalid_json"),
+        ("evidence ids outside", "evidence_outside_pool"),
+    ):
         if m.startswith(prefix):
             return kind
-    for needle, kind in (("is a required property", "missing_field"), ("is not one of", "label_outside_set"),
-                         ("maximum of", "out_of_range"), ("minimum of", "out_of_range"),
-                         ("is not of type", "wrong_type"), ("Additional properties are not allowed", "extra_field")):
+    for needle, kind in (
+        ("is a required property", "missing_field"),
+        ("is not one of", "label_outside_set"),
+        ("maximum of", "out_of_range"),
+        ("minimum of", "out_of_range"),
+        ("is not of type", "wrong_type"),
+        ("Additional properties are not allowed", "extra_field"),
+    ):
         if needle in m:
             return kind
     return "contract_violation"  # fmt: skip
@@ -193,11 +203,15 @@ class JudgeSpec(Generic[I, V]):
         parsed = parse_output(raw, self.contract_for(item), row.get("finish_reason"))
         if not parsed.ok:
             reason = parsed.error or "contract violation"
-            return ParseFailure(self.name, iid, reason, error_kind(reason) or "contract_violation", raw, usage=usage)
+            return ParseFailure(
+                self.name, iid, reason, error_kind(reason) or "contract_violation", raw, usage=usage
+            )
         try:
             return Judgment(self.name, iid, self.interpret(parsed.value, item), raw, usage=usage)
         except Invalid as e:
-            return ParseFailure(self.name, iid, e.reason, e.kind, raw, stage="rule", parsed=parsed.value, usage=usage)
+            return ParseFailure(
+                self.name, iid, e.reason, e.kind, raw, stage="rule", parsed=parsed.value, usage=usage
+            )
 
 
 @dataclass
@@ -219,7 +233,10 @@ class ModelJudge(Generic[I]):
 
     def calls(self, items: Sequence[I]) -> list[Call]:
         t = self.template if self.template is not None else self.spec.template()
-        return [self.spec.call(self.gateway, self.backbone, it, params=dict(self.params), template=t) for it in items]
+        return [
+            self.spec.call(self.gateway, self.backbone, it, params=dict(self.params), template=t)
+            for it in items
+        ]
 
     def judge(self, items: Sequence[I]) -> list[Outcome]:
         items = list(items)

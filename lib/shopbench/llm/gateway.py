@@ -85,7 +85,9 @@ class Call:
 
 
 def prompt_hash(messages: Sequence[dict]) -> str:
-    return hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest()[:16]  # canonical_json is storable
+    return hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest()[
+        :16
+    ]  # canonical_json is storable
 
 
 def redact(text: str | None) -> str | None:
@@ -405,7 +407,9 @@ class Gateway:
         tool_calls = getattr(msg, "tool_calls", None)
         stored = {
             "raw_output": _clean_text(msg.content),
-            "tool_calls": _clean_json([tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls])
+            "tool_calls": _clean_json(
+                [tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls]
+            )
             if tool_calls
             else None,
             "finish_reason": choice.finish_reason,

@@ -128,7 +128,9 @@ def _gomp_loaded() -> bool:
     """Whether the system OpenMP runtime (``libgomp.so.1``, which llama.cpp links) is mapped already."""
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
-            return any(os.path.basename(line.split()[-1]).startswith("libgomp.so") for line in f if "/" in line)
+            return any(
+                os.path.basename(line.split()[-1]).startswith("libgomp.so") for line in f if "/" in line
+            )
     except OSError:
         return False
 
@@ -441,7 +443,10 @@ def _python_has_llama_cpp(python: str) -> bool:
         except Exception:
             return False
         return True
-    return subprocess.run([python, "-c", _SERVER_CHECK], capture_output=True, env=wait_policy_env()).returncode == 0
+    return (
+        subprocess.run([python, "-c", _SERVER_CHECK], capture_output=True, env=wait_policy_env()).returncode
+        == 0
+    )
 
 
 def _cached_wheel(wdir: Path) -> Path | None:

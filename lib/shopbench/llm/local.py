@@ -165,7 +165,9 @@ class LocalHandler(litellm.CustomLLM):
         try:
             content = backends[name].fn(messages, dict(optional_params or {}))
         except Exception as e:  # a deterministic backend's failure is not transient: no retries
-            raise CustomLLMError(status_code=400, message=f"local/{name} failed: {type(e).__name__}: {e}") from e
+            raise CustomLLMError(
+                status_code=400, message=f"local/{name} failed: {type(e).__name__}: {e}"
+            ) from e
         return _model_response(f"local/{name}", content, messages)
 
     def completion(self, model, messages, *args, optional_params=None, **kwargs):  # noqa: D401

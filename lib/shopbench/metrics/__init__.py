@@ -29,4 +29,6 @@ _META_EVAL = [
 ]  # fmt: skip
 _SHOP = ["exact_cart", "goal_achieved", "bootstrap_success", "bootstrap_contrast"]
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {".pace": _PACE, ".meta_eval": _META_EVAL, ".shop": _SHOP})
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__, {".pace": _PACE, ".meta_eval": _META_EVAL, ".shop": _SHOP}
+)

@@ -105,7 +105,9 @@ def load_catalog(cfg: BuildConfig) -> list[Product]:
         return products
     if isinstance(cfg.catalog, dict) and "json" in cfg.catalog:
         return load_json_products(cfg.catalog["json"])
-    raise ValueError(f"paceshop.catalog: 'synthetic', {{esci: {{examples, products}}}} or {{json: path}}; got {cfg.catalog!r}")
+    raise ValueError(
+        f"paceshop.catalog: 'synthetic', {{esci: {{examples, products}}}} or {{json: path}}; got {cfg.catalog!r}"
+    )
 
 
 def _split_pairs(pairs, personas_by_id, cfg: BuildConfig, rng: random.Random) -> dict[int, str]:
@@ -116,7 +118,9 @@ def _split_pairs(pairs, personas_by_id, cfg: BuildConfig, rng: random.Random) ->
     holdout = [i for i, (_, pid) in enumerate(pairs) if personas_by_id[pid].holdout_bundle]
     normal = [i for i, (_, pid) in enumerate(pairs) if not personas_by_id[pid].holdout_bundle]
     if len(holdout) > test_n + dev_n:
-        raise ValueError(f"{len(holdout)} holdout pairs do not fit dev+test ({test_n + dev_n}); lower n_holdout")
+        raise ValueError(
+            f"{len(holdout)} holdout pairs do not fit dev+test ({test_n + dev_n}); lower n_holdout"
+        )
     rng.shuffle(holdout)
     rng.shuffle(normal)
     evaluation = holdout + normal[: test_n + dev_n - len(holdout)]
@@ -173,7 +177,9 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
             resp, used = gen.generate(it[0], it[1], it[2], it[3], by_pid)
             failed = [k for k, ok in run_checks(resp, [s.evidence_id for s in it[3].snippets], used).items()
                       if not ok and k in HARD_CHECKS]  # fmt: skip
-            if failed:  # B.9: "candidates that fail hard schema, evidence-ID, or XML round-trip checks are rejected"
+            if (
+                failed
+            ):  # B.9: "candidates that fail hard schema, evidence-ID, or XML round-trip checks are rejected"
                 rejected.append({"assignment_id": it[0], "query_id": it[1].query_id,
                                  "persona_id": it[2].persona_id, "reason": "failed hard checks: " + ", ".join(failed)})  # fmt: skip
                 continue
@@ -182,7 +188,9 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
         from .generate import LLMGenerator
 
         if gateway is None or backbone is None:
-            raise ValueError("an LLM generator needs the gateway and a backbone (paceshop.generator names it)")
+            raise ValueError(
+                "an LLM generator needs the gateway and a backbone (paceshop.generator names it)"
+            )
         llm = LLMGenerator(gateway, backbone, _prompt("paceshop_good_generation"))
         rows = gateway.run(llm.calls(items), run_id="10_paceshop_build/good_generation")
         for it, (resp, used, reason) in zip(items, llm.parse(rows, items), strict=True):
@@ -196,7 +204,9 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
     # ---- GOOD records, splits ----------------------------------------------------------------
     t0 = time.perf_counter()
     rng = random.Random(cfg.seed)
-    split_of = _split_pairs([(it[1].query_id, it[2].persona_id) for it, *_ in generated], personas_by_id, cfg, rng)
+    split_of = _split_pairs(
+        [(it[1].query_id, it[2].persona_id) for it, *_ in generated], personas_by_id, cfg, rng
+    )
     goods: list[Record] = []
     for n, ((aid, q, persona, pool), resp, used, genname) in enumerate(generated):
         xml = to_xml(resp)
@@ -321,7 +331,9 @@ def write(result: BuildResult, out_dir: str | Path, cfg: BuildConfig) -> dict:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "manifest.json").unlink(missing_ok=True)  # a build in progress is never mistaken for a complete one
+    (out / "manifest.json").unlink(
+        missing_ok=True
+    )  # a build in progress is never mistaken for a complete one
     files = {
         "catalog.jsonl": write_jsonl(out / "catalog.jsonl", result.products),
         "queries_candidates.jsonl": write_jsonl(out / "queries_candidates.jsonl", result.candidate_queries),
@@ -340,7 +352,9 @@ def write(result: BuildResult, out_dir: str | Path, cfg: BuildConfig) -> dict:
     tmp.replace(out / "records_explicit.parquet")
     import hashlib
 
-    files["records_explicit.parquet"] = hashlib.sha256((out / "records_explicit.parquet").read_bytes()).hexdigest()
+    files["records_explicit.parquet"] = hashlib.sha256(
+        (out / "records_explicit.parquet").read_bytes()
+    ).hexdigest()
     manifest = {"config": asdict(cfg), "files": files,
                 "counts": dict(Counter(f"{r.kind}:{r.split}" for r in result.records))}  # fmt: skip
     write_json(out / "manifest.json", manifest)

@@ -141,13 +141,16 @@ def _strict_fix(problem: str) -> str | None:
     return None
 
 
-def read_input_text(path: str | Path, what: str = "file", fix: str | None = None,
-                    error: type[InputError] = InputError) -> str:
+def read_input_text(
+    path: str | Path, what: str = "file", fix: str | None = None, error: type[InputError] = InputError
+) -> str:
     """:func:`shopbench.errors.read_text` raising ``error``; an empty (or blank) file is an error too."""
     try:
         text = read_text(path, what)
     except InputError as e:
-        raise error(e.problem, file=e.file, where=e.where, field=e.field, fix=e.fix if e.fix else fix) from None
+        raise error(
+            e.problem, file=e.file, where=e.where, field=e.field, fix=e.fix if e.fix else fix
+        ) from None
     if not text.strip():
         raise error(f"the {what} is empty", file=path, fix=fix or f"restore or rebuild the {what}")
     return text
@@ -168,11 +171,17 @@ def iter_jsonl(path: str | Path, what: str = "JSON-lines file", fix: str | None 
         yield lineno, value
 
 
-def _iter_lines(path: str | Path, what: str, fix: str | None, error: type[InputError]) -> Iterator[tuple[int, str, Any]]:
+def _iter_lines(
+    path: str | Path, what: str, fix: str | None, error: type[InputError]
+) -> Iterator[tuple[int, str, Any]]:
     text = read_input_text(path, what, fix, error)
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.strip():
-            yield lineno, line, parse_json(line, path, where=f"line {lineno}", what=what, fix=fix, error=error)
+            yield (
+                lineno,
+                line,
+                parse_json(line, path, where=f"line {lineno}", what=what, fix=fix, error=error),
+            )
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -211,7 +220,11 @@ def read_jsonl(path: str | Path, model: type[M], id_field: str | None = None,
     out: list[M] = []
     first: dict[Any, int] = {}
     for lineno, line, obj in _lines_or_error(path, fix):
-        rid = obj.get(id_field or "record_id", obj.get("persona_id", obj.get("id"))) if isinstance(obj, dict) else None
+        rid = (
+            obj.get(id_field or "record_id", obj.get("persona_id", obj.get("id")))
+            if isinstance(obj, dict)
+            else None
+        )
         where = f"line {lineno}" + (f" (record {rid!r})" if rid is not None else "")
         try:
             out.append(model.model_validate_json(line))  # JSON-mode validation, as on write
@@ -230,7 +243,9 @@ def read_jsonl(path: str | Path, model: type[M], id_field: str | None = None,
 
 def _lines_or_error(path: Path, fix: str) -> Iterator[tuple[int, str, Any]]:
     if not path.exists():
-        raise DataFileError("does not exist", file=path, fix="build the dataset first (notebook 10 / make paper)")
+        raise DataFileError(
+            "does not exist", file=path, fix="build the dataset first (notebook 10 / make paper)"
+        )
     yield from _iter_lines(path, "JSON-lines file", fix, DataFileError)
 
 

@@ -45,7 +45,9 @@ def table8_summary(res: BuildResult) -> pd.DataFrame:
         "L1 checks pass rate (GOOD)": round(sum(all(g.checks.values()) for g in goods) / len(goods), 3),
         "Human-calibration package": len(res.subsets.get("human_calibration", [])),
     }
-    df = pd.DataFrame({"ours": pd.Series(ours, dtype=object), "paper": pd.Series(reported.TABLE8, dtype=object)})
+    df = pd.DataFrame(
+        {"ours": pd.Series(ours, dtype=object), "paper": pd.Series(reported.TABLE8, dtype=object)}
+    )
     df.index.name = "statistic"
     return df
 

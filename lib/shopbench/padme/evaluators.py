@@ -398,7 +398,9 @@ def reference_documents(rollout: Rollout, tools: Sequence | None = None) -> str:
     if tools:
         parts.append("Tools:\n" + "\n".join(_tool_line(t) for t in tools))
     else:
-        called = sorted({str(c.name or "?") for st in steps(rollout) if st.role == "assistant" for c in st.calls})
+        called = sorted(
+            {str(c.name or "?") for st in steps(rollout) if st.role == "assistant" for c in st.calls}
+        )
         if called:
             parts.append("Tools the agent called: " + ", ".join(called))
     if policy:
@@ -536,7 +538,9 @@ class HeuristicEvaluator:
             ids = [items[i][0].rollout_id for i in idx]
             b = np.array([base[(items[i][0].rollout_id, items[i][1].name)] for i in idx], dtype=float)
             for i, rid, v in zip(idx, ids, heuristic_scores(self.name, b, ids, run, self.seed), strict=True):
-                out[i] = Judgment(self.name, rid, EvaluatorScore(float(v), HEURISTIC_VARIANTS[self.name]), usage=usage)
+                out[i] = Judgment(
+                    self.name, rid, EvaluatorScore(float(v), HEURISTIC_VARIANTS[self.name]), usage=usage
+                )
         return out
 
 

@@ -34,7 +34,10 @@ from .sources.base import make_source
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
 
-DEFAULT_JUDGES = (HeuristicJudgeSpec(heuristic="J1", noise=0.1, seed=1), HeuristicJudgeSpec(heuristic="J2", noise=0.05, seed=2))
+DEFAULT_JUDGES = (
+    HeuristicJudgeSpec(heuristic="J1", noise=0.1, seed=1),
+    HeuristicJudgeSpec(heuristic="J2", noise=0.05, seed=2),
+)
 """K = 2 offline filter judges, used when ``padme.filter_judges`` is not set."""
 
 PadmeSection = PadmeParams | Mapping[str, Any]
@@ -95,7 +98,9 @@ def build_judges(specs: Sequence | None, gateway=None, run_prefix: str = "padme/
     for i, entry in enumerate(specs or DEFAULT_JUDGES, 1):
         s = _judge_entry(entry, f"padme.filter_judges[{i - 1}]")
         if isinstance(s, HeuristicJudgeSpec):
-            judges.append(HeuristicFilterJudge(s.heuristic, noise=s.noise, seed=i if s.seed is None else s.seed))
+            judges.append(
+                HeuristicFilterJudge(s.heuristic, noise=s.noise, seed=i if s.seed is None else s.seed)
+            )
         elif isinstance(s, LLMJudgeSpec):
             judges.append(LLMFilterJudge(gateway, s.backbone, name=s.name, run_id=f"{run_prefix}/J{i}",
                                          max_tokens=s.max_tokens))  # fmt: skip

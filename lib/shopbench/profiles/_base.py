@@ -15,9 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class Section(BaseModel):
     """A profile section: strict types, no unknown keys, immutable once loaded."""
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, protected_namespaces=()
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, protected_namespaces=())
 
     def given(self) -> dict:
         """The keys the file set (nested), as plain data: what the section looked like in YAML."""

@@ -51,7 +51,10 @@ def _explain(e: Any, keypath: str, parent: Any) -> tuple[str, str]:
         return "missing (this entry needs it)", "add the key"
     got = f"got {_show(value)}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"must be a whole number, {got}", "write a number such as 3 without quotes (true/false are not numbers)"
+        return (
+            f"must be a whole number, {got}",
+            "write a number such as 3 without quotes (true/false are not numbers)",
+        )
     if kind in ("float_type", "float_parsing"):
         return f"must be a number, {got}", "write a number such as 0.5 without quotes"
     if kind in ("bool_type", "bool_parsing"):
@@ -63,7 +66,9 @@ def _explain(e: Any, keypath: str, parent: Any) -> tuple[str, str]:
     if kind in ("dict_type", "model_type", "model_attributes_type"):
         return f"must be a mapping of keys, {got}", "indent the keys under this one, or write {key: value}"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
+        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[
+            kind
+        ]
         bound = next(iter(ctx.values()), "")
         return f"must be {op} {bound}, {got}", f"use a value {op} {bound}"
     if kind == "too_short":

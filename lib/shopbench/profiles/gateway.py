@@ -19,6 +19,8 @@ class GatewayParams(Section):
     cache_dir: str | None = None  # None: outputs/cache, shared by all profiles
     timeout_s: Seconds = 120.0
     max_retries: Count = 4
-    max_cost_usd: Annotated[float, Field(ge=0)] | None = None  # None: no budget; 0.0: any paid call stops the run
+    max_cost_usd: Annotated[float, Field(ge=0)] | None = (
+        None  # None: no budget; 0.0: any paid call stops the run
+    )
     progress: bool = True
     concurrency: dict[str, PositiveInt] = {}

@@ -37,7 +37,10 @@ class JudgingParams(Section):
         """The LLM runs: ``llm_runs`` if given, else one per backbone of ``llm_backbones``."""
         if self.llm_runs:
             return list(self.llm_runs)
-        return [LLMRun(backbone=b, protocols=self.llm_protocols, subset=self.llm_subset) for b in self.llm_backbones]
+        return [
+            LLMRun(backbone=b, protocols=self.llm_protocols, subset=self.llm_subset)
+            for b in self.llm_backbones
+        ]
 
     def llm_backbone_names(self) -> list[str]:
         """The LLM judges' backbones (the protocol means average these, not the reference judges)."""

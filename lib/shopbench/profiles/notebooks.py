@@ -53,4 +53,3 @@ class NotebooksParams(Section):
     annotate_pairs: AnnotateParams = Field(AnnotateParams(), alias="60_annotate_pairs")
     agreement: AgreementParams = Field(AgreementParams(), alias="70_agreement")
     shop_agents: NoSettings = Field(NoSettings(), alias="80_shop_agents")
-

@@ -60,7 +60,9 @@ def _source_kind(v: Any) -> str:
 
 
 SourceEntry = Annotated[
-    Annotated[Name, Tag("name")] | Annotated[ShopSourceSpec, Tag("shop")] | Annotated[Tau2SourceSpec, Tag("tau2")],
+    Annotated[Name, Tag("name")]
+    | Annotated[ShopSourceSpec, Tag("shop")]
+    | Annotated[Tau2SourceSpec, Tag("tau2")],
     Discriminator(_source_kind),
 ]
 

@@ -11,5 +11,13 @@ from .artifacts import Provenance, git_commit, save_figure, save_table
 from .evidence import EvidenceError
 from .index import audit_index, build_index, write_run_json
 
-__all__ = ["EvidenceError", "Provenance", "audit_index", "build_index", "git_commit", "save_figure", "save_table",
-           "write_run_json"]
+__all__ = [
+    "EvidenceError",
+    "Provenance",
+    "audit_index",
+    "build_index",
+    "git_commit",
+    "save_figure",
+    "save_table",
+    "write_run_json",
+]

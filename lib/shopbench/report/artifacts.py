@@ -51,7 +51,9 @@ def now_iso() -> str:
 
 def _check_name(name: str) -> None:
     if not _NAME.match(name):
-        raise ValueError(f"artefact name {name!r}: use letters, digits, '_', '-', '.' (e.g. paceshop_tab3_main)")
+        raise ValueError(
+            f"artefact name {name!r}: use letters, digits, '_', '-', '.' (e.g. paceshop_tab3_main)"
+        )
 
 
 _LATEX = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
@@ -103,7 +105,9 @@ def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance:
     is required: a kind, or a ``{series: kind}`` mapping for a figure that mixes kinds."""
     _check_name(name)
     if isinstance(evidence, PerRow):
-        raise EvidenceError(f"figure {name!r}: per-row evidence needs a table; give a kind or {{series: kind}}")
+        raise EvidenceError(
+            f"figure {name!r}: per-row evidence needs a table; give a kind or {{series: kind}}"
+        )
     ev, _ = resolve_evidence(evidence, name, None, why)
     paper_dir = Path(paper_dir)
     out = paper_dir / "figures"
@@ -201,8 +205,10 @@ def present(df, float_format: str = "%.3f"):
         as_int = _integral_column(vals, str(c))
         mixed = not as_int and any(isinstance(v, float) for v in vals) and not all(
             isinstance(v, float) or _is_missing(v) for v in vals)  # fmt: skip
-        shown[c] = [_cell(v, float_format, as_int or (mixed and _big_integral(v)) or (count_row and _integral(v)))
-                    for v, count_row in zip(vals, count_rows, strict=True)]
+        shown[c] = [
+            _cell(v, float_format, as_int or (mixed and _big_integral(v)) or (count_row and _integral(v)))
+            for v, count_row in zip(vals, count_rows, strict=True)
+        ]
     shown.index = pd.Index([_cell(i, float_format, False) if not isinstance(i, str) else i for i in body.index],
                            name=" / ".join(str(n) for n in df.index.names if n is not None) or None)  # fmt: skip
     default_index = df.index.nlevels == 1 and df.index.name is None and df.index.dtype.kind == "i" and (

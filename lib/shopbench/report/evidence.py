@@ -137,7 +137,9 @@ class PerRow:
         return producer_kind(name, self.members)[0]
 
 
-def per_row(column: str, members: Iterable[str] = (), fixed: Mapping[str, str] | None = None, why: str = "") -> PerRow:
+def per_row(
+    column: str, members: Iterable[str] = (), fixed: Mapping[str, str] | None = None, why: str = ""
+) -> PerRow:
     """``evidence=per_row("backbone")``: each row's kind from its producer (see :class:`PerRow`)."""
     return PerRow(column, tuple(members), dict(fixed or {}), why)
 
@@ -210,7 +212,9 @@ def padme_synthesis_kind(cfg: Any) -> tuple[str, str]:
     if str(cfg.get("agent", "scripted")) == "scripted":
         why.append("scripted agents whose conduct follows the steering level (simulated steering)")
     if KNOWN in padme_filter_kinds(cfg).values():
-        why.append("heuristic filter judges that share padme.heuristics.criterion_score with the steering markers")
+        why.append(
+            "heuristic filter judges that share padme.heuristics.criterion_score with the steering markers"
+        )
     if why:
         return KNOWN, "; ".join(why)
     parts = [cfg.get("steering"), cfg.get("agent")]
@@ -253,7 +257,9 @@ def resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence,
     with the :data:`EVIDENCE_COLUMN` added (or checked, when the notebook made it)."""
     where = f"artefact {name!r}"
     if evidence is None:
-        raise EvidenceError(f"{where}: evidence= is required ({', '.join(KINDS)}; see shopbench.report.evidence)")
+        raise EvidenceError(
+            f"{where}: evidence= is required ({', '.join(KINDS)}; see shopbench.report.evidence)"
+        )
     if isinstance(evidence, PerRow):
         if df is None:
             raise EvidenceError(f"{where}: per-row evidence needs a table")
@@ -268,8 +274,12 @@ def resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence,
             cols = {str(c) for c in df.columns} | {str(n) for n in df.index.names if n is not None}
             unknown = sorted(set(parts) - cols - {"*"})
             if unknown:
-                raise EvidenceError(f"{where}: evidence names parts {unknown} that are not columns of the table")
-        return Evidence(combine(parts.values()) if len(set(parts.values())) == 1 else MIXED, why, parts=parts), df
+                raise EvidenceError(
+                    f"{where}: evidence names parts {unknown} that are not columns of the table"
+                )
+        return Evidence(
+            combine(parts.values()) if len(set(parts.values())) == 1 else MIXED, why, parts=parts
+        ), df
     _check_kind(evidence, where)
     if evidence == MIXED:
         if df is None or EVIDENCE_COLUMN not in df.columns:
@@ -306,7 +316,9 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
         for part, pk_label in (a.get("evidence_parts") or {}).items():
             pk, why = producer_kind(part)
             if pk_label == MEASURED and pk == KNOWN and part not in fixed and part.strip() not in NO_PRODUCER:
-                problems.append(f"{where}: part {part!r} is a known-answer stand-in ({why}) but labelled measured")
+                problems.append(
+                    f"{where}: part {part!r} is a known-answer stand-in ({why}) but labelled measured"
+                )
         if a.get("kind") != "table" or read_table is None or kind not in (MEASURED, MIXED):
             continue
         df = read_table(a)

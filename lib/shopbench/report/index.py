@@ -36,7 +36,9 @@ def _fmt_run(run: dict) -> list[str]:
         "|---|---|---|",
     ]
     for nb in run.get("notebooks", []):
-        lines.append(f"| [{nb['name']}](../notebooks/{nb['name']}.ipynb) | {nb['wall_s']:.1f} | {nb.get('status', 'ok')} |")
+        lines.append(
+            f"| [{nb['name']}](../notebooks/{nb['name']}.ipynb) | {nb['wall_s']:.1f} | {nb.get('status', 'ok')} |"
+        )
     return lines + [""]
 
 
@@ -72,14 +74,19 @@ def _evidence_summary(arts: list[dict], problems: list[str]) -> list[str]:
             for k, n in (a.get("evidence_rows") or {}).items():
                 rows[k] = rows.get(k, 0) + n
     if rows:
-        lines += ["Rows of the mixed tables: " + ", ".join(f"{n} {k}" for k, n in sorted(rows.items())) + ".", ""]
+        lines += [
+            "Rows of the mixed tables: " + ", ".join(f"{n} {k}" for k, n in sorted(rows.items())) + ".",
+            "",
+        ]
     lines += [
              "*measured*: a model or procedure that saw only what a real judge/agent/evaluator sees, scored "
              "against gold it never saw. *known-answer*: the outcome follows from how the data or the stand-in "
              "was built (a check of the machinery, not a finding). *reference*: the paper's numbers. *mixed*: "
              "see the table's `evidence` column (or its parts).", ""]  # fmt: skip
     if problems:
-        lines += [f"**Evidence audit: {len(problems)} problem(s).**", ""] + [f"- {p}" for p in problems] + [""]
+        lines += (
+            [f"**Evidence audit: {len(problems)} problem(s).**", ""] + [f"- {p}" for p in problems] + [""]
+        )
     lines += ["| artefact | notebook | type | evidence | n |", "|---|---|---|---|---|"]
     for a in arts:
         n = a.get("n", a.get("rows"))
@@ -133,7 +140,10 @@ def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, P
                     if body.count("\n") <= 40:
                         lines += [body.strip(), ""]
                     else:
-                        lines += [f"({body.count(chr(10)) - 2} rows: see [{a['name']}.md]({a['files']['md']}))", ""]
+                        lines += [
+                            f"({body.count(chr(10)) - 2} rows: see [{a['name']}.md]({a['files']['md']}))",
+                            "",
+                        ]
     md_text = "\n".join(lines)
     md_path = paper_dir / "index.md"
     md_path.write_text(md_text, encoding="utf-8")
@@ -151,11 +161,17 @@ def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, P
     html_path.write_text(page, encoding="utf-8")
     index = {"profile": run.get("profile") if run else paper_dir.parent.name, "evidence_problems": problems,
              "artifacts": [_entry(a) for a in arts]}  # fmt: skip
-    (paper_dir / "index.json").write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (paper_dir / "index.json").write_text(
+        json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return md_path, html_path
 
 
 def audit_index(paper_dir: str | Path) -> list[str]:
     """The evidence problems ``build_index`` wrote to ``index.json`` (empty: none)."""
     path = Path(paper_dir) / "index.json"
-    return list(json.loads(path.read_text(encoding="utf-8")).get("evidence_problems", [])) if path.exists() else []
+    return (
+        list(json.loads(path.read_text(encoding="utf-8")).get("evidence_problems", []))
+        if path.exists()
+        else []
+    )

@@ -49,7 +49,9 @@ JSON_PROMPT_STEM = "shopsim_agent_json"
 
 
 # ---- scripted reference agents ---------------------------------------------------------------
-Task = Generator[ToolCall, dict, Any]  # a generator: yields a call, receives its result, writes prose to `out`
+Task = Generator[
+    ToolCall, dict, Any
+]  # a generator: yields a call, receives its result, writes prose to `out`
 
 UNSUPPORTED = ("waterproof", "hand-made", "slightly crunchy", "award-winning", "hypoallergenic",
                "locally sourced", "machine-washable", "limited edition")  # fmt: skip

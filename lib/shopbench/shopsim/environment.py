@@ -115,7 +115,9 @@ class ShopEnvironment:
 
     @staticmethod
     def _outcome(call: ToolCall, result: dict[str, Any]) -> ToolOutcome:
-        return ToolOutcome(result, {"role": "tool", "tool_call_id": call.call_id, "content": json.dumps(result)})
+        return ToolOutcome(
+            result, {"role": "tool", "tool_call_id": call.call_id, "content": json.dumps(result)}
+        )
 
     def on_tool(self, record: ToolRecord) -> None:
         self.turns[record.turn].events.append(ToolEvent(turn=record.turn, round=record.round, call=record.call,
@@ -156,7 +158,9 @@ def trial_messages(record: TrialRecord) -> list[dict]:
             rounds.setdefault(ev.round, []).append(ev)
         for r in sorted(rounds):
             evs = rounds[r]
-            msgs.append({"role": "assistant", "content": None, "tool_calls": [ev.call.to_openai() for ev in evs]})
+            msgs.append(
+                {"role": "assistant", "content": None, "tool_calls": [ev.call.to_openai() for ev in evs]}
+            )
             msgs.extend({"role": "tool", "tool_call_id": ev.call.call_id, "name": ev.call.name,
                          "content": json.dumps(ev.result)} for ev in evs)  # fmt: skip
         if t.agent_message:

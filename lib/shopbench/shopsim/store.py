@@ -279,9 +279,7 @@ class ShopSession:
                 try:
                     args = json.loads(args) if args.strip() else {}
                 except json.JSONDecodeError as e:
-                    return {
-                        "error": f"arguments of {name} are not valid JSON ({e.msg}); pass a JSON object"
-                    }
+                    return {"error": f"arguments of {name} are not valid JSON ({e.msg}); pass a JSON object"}
             if not isinstance(args, dict):
                 return {"error": f"arguments of {name} must be a JSON object, got {json.dumps(args)}"}
             return getattr(self, f"_t_{name}")(**_check_args(name, args))

@@ -211,7 +211,9 @@ class Study:
 
 def _study_error(answer_key: pd.DataFrame, problem: str, fix: str, field: str | None = None) -> InputError:
     """A study that cannot be analysed, naming the folder it was read from (``attrs["source"]``)."""
-    return InputError(problem, file=answer_key.attrs.get("source", "the human-study frames"), field=field, fix=fix)
+    return InputError(
+        problem, file=answer_key.attrs.get("source", "the human-study frames"), field=field, fix=fix
+    )
 
 
 def prepare(annotations: pd.DataFrame, answer_key: pd.DataFrame) -> Study:

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 IGNORED = re.compile(
-    r"(^|_)(date|time|wall|latency|elapsed|seconds|secs|s_per|per_s|commit|cache|cache_hits|hit_rate|attempts|path)(_|$)|_s$", re.I
+    r"(^|_)(date|time|wall|latency|elapsed|seconds|secs|s_per|per_s|commit|cache|cache_hits|hit_rate|attempts|path)(_|$)|_s$",
+    re.I,
 )
 
 

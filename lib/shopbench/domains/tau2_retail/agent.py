@@ -123,7 +123,11 @@ class LLMRetailAgent:
                 except (json.JSONDecodeError, TypeError, ValueError):
                     args = {"_unparsable_arguments": str(raw)[:200]}
                 calls.append(
-                    ToolCall(str(fn.get("name")), args if isinstance(args, dict) else {}, str(tc.get("id") or f"{item}:c{i}"))
+                    ToolCall(
+                        str(fn.get("name")),
+                        args if isinstance(args, dict) else {},
+                        str(tc.get("id") or f"{item}:c{i}"),
+                    )
                 )
             text = row.get("raw_output")
         else:

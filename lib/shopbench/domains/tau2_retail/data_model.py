@@ -30,7 +30,6 @@ DATA_HINT = (
 )
 
 
-
 class Tau2DataError(InputError):
     """The tau2 folder or one of its files is missing or malformed."""
 
@@ -154,7 +153,9 @@ def _validate_task(path: Path, i: int, t: Any, tool_names: tuple[str, ...]) -> N
                             field="user_scenario.instructions.reason_for_call")  # fmt: skip
     ev = t.get("evaluation_criteria")
     if not isinstance(ev, dict):
-        raise Tau2DataError("is missing or not an object", file=path, where=where, field="evaluation_criteria")
+        raise Tau2DataError(
+            "is missing or not an object", file=path, where=where, field="evaluation_criteria"
+        )
     _check_actions(path, where, ev, tool_names)
     info = ev.get("communicate_info")
     if info is not None and (not isinstance(info, list) or not all(isinstance(x, str) for x in info)):
@@ -200,7 +201,9 @@ def load_tau2(path: str | Path, tool_names: tuple[str, ...] | None = None) -> Ta
     tasks = _read_tasks(path / "tasks.json", tool_names)
     db = _read_json(path / "db.json")
     if not isinstance(db, dict) or any(not isinstance(db.get(k), dict) for k in TABLES):
-        raise Tau2DataError("expected an object with 'products', 'users' and 'orders' maps", file=path / "db.json")
+        raise Tau2DataError(
+            "expected an object with 'products', 'users' and 'orders' maps", file=path / "db.json"
+        )
     pol = path / "policy.md"
     if not pol.exists():
         raise Tau2DataError("the file is missing", file=pol, fix=f"restore it: {DATA_HINT}")

@@ -200,6 +200,7 @@ def pace_closure_average() -> MetricSpec:
     (1 − False-fire), with all components aligned so higher is better"; "rows missing any
     contributing PACE component report '–' for the PACE average". Target: all four.
     """
+
     def derived(o):
         parts = {"s1_p_source": o["S1:s1_p_source"], "s2_loc": o["S2:loc"], "s3_grounding": o["S3:s3_grounding"],
                  "s4_family": o["S4:family"], "false_fire": o["FF:false_fire"]}  # fmt: skip

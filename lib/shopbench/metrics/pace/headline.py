@@ -157,7 +157,11 @@ def _bootstrap_generic(run_table, fn, n_boot, seed, by, ci) -> pd.DataFrame:
     )
     bases = np.sort(base.unique())
     rows_of = {b: np.flatnonzero(base.to_numpy() == b) for b in bases}
-    W = np.concatenate(list(resample_counts(len(bases), n_boot, seed))) if n_boot else np.zeros((0, len(bases)), int)
+    W = (
+        np.concatenate(list(resample_counts(len(bases), n_boot, seed)))
+        if n_boot
+        else np.zeros((0, len(bases)), int)
+    )
     recs = []
     for key, grp in run_table.groupby(by, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -188,7 +192,9 @@ def _bootstrap_generic(run_table, fn, n_boot, seed, by, ci) -> pd.DataFrame:
 
 def headline_spec(s0_ids: Iterable[str] | None = None) -> MetricSpec:
     """Everything Tables 3 and 4 print, as one spec (one statistics pass, one set of resamples)."""
-    return compose("headline", {"S0": s0_balanced_accuracy.bind(s0_ids), "T3": pace_closure_average, "T4": pace_score})
+    return compose(
+        "headline", {"S0": s0_balanced_accuracy.bind(s0_ids), "T3": pace_closure_average, "T4": pace_score}
+    )
 
 
 def headline_table(run_table: pd.DataFrame, *, s0_ids: Iterable[str] | None = None, n_boot: int = 2000,

@@ -272,6 +272,7 @@ def pace_score() -> MetricSpec:
     four targets gets "–" for the PACE cell (Tab. 19: "the joint S1–S4 PACE average is undefined for
     them"); a part that is NaN (no records) makes the average NaN.
     """
+
     def derived(o):
         vals = {out: o[f"{k}:{out}"] for k, (out, _) in PACE_PARTS.items()}
         return {**vals, "pace": sum(vals.values()) / len(vals)}  # NaN in any part → NaN

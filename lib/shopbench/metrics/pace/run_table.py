@@ -186,7 +186,6 @@ def prepare(run_table: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-
 __all__ = [
     "BY", "TARGETS", "FAMILY_TARGET", "C_FAMILIES", "E_FAMILIES", "LOCATIONS", "SWAP_AXES", "AXES", "NATIVE_TARGETS",
     "native_targets_of", "location_field", "prepare",

@@ -185,6 +185,5 @@ def _frame(p: pd.DataFrame, **cols) -> pd.DataFrame:
     return pd.DataFrame({k: np.asarray(v, float) for k, v in cols.items()}, index=p.index)
 
 
-
 __all__ = ["MetricSpec", "METRICS", "metric", "compose", "evaluate", "group_sums", "apply_support", "safe_div",
            "harmonic"]  # fmt: skip

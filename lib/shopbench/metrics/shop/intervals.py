@@ -89,7 +89,9 @@ def bootstrap_contrast(
     for name, x in ((a, xa), (b, xb)):
         if x.size == 0:
             raise ValueError(f"agent {name!r} has no {'/'.join(kinds)} trials with an exact-cart score")
-    d = _rates(xa, n_boot, _rng(seed, str(a), "contrast-a")) - _rates(xb, n_boot, _rng(seed, str(b), "contrast-b"))
+    d = _rates(xa, n_boot, _rng(seed, str(a), "contrast-a")) - _rates(
+        xb, n_boot, _rng(seed, str(b), "contrast-b")
+    )
     q = 100 * (1 - ci) / 2
     lo, hi = np.percentile(d, [q, 100 - q])
     return {"a": a, "b": b, "n_a": int(xa.size), "n_b": int(xb.size), "rate_a": float(xa.mean()),

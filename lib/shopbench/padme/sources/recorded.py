@@ -80,7 +80,9 @@ def _read(f: Path) -> list:
 def _checked(f: Path, i: int, conv: Any) -> tuple[float, int]:
     """(reward, trial) of conversation ``i``, every message validated."""
     if not isinstance(conv, dict):
-        raise RecordedDataError(f"is a {type(conv).__name__}, not an object", file=f, where=f"conversation [{i}]")
+        raise RecordedDataError(
+            f"is a {type(conv).__name__}, not an object", file=f, where=f"conversation [{i}]"
+        )
     where = f"conversation [{i}] (task_id={conv.get('task_id')!r})"
     for key in ("task_id", "reward", "traj"):
         if key not in conv:
@@ -92,11 +94,15 @@ def _checked(f: Path, i: int, conv: Any) -> tuple[float, int]:
     try:
         reward = float(conv["reward"])
     except (TypeError, ValueError):
-        raise RecordedDataError(f"{conv['reward']!r} is not a number", file=f, where=where, field="reward") from None
+        raise RecordedDataError(
+            f"{conv['reward']!r} is not a number", file=f, where=where, field="reward"
+        ) from None
     try:
         trial = int(conv.get("trial") or 0)
     except (TypeError, ValueError):
-        raise RecordedDataError(f"{conv['trial']!r} is not an integer", file=f, where=where, field="trial") from None
+        raise RecordedDataError(
+            f"{conv['trial']!r} is not an integer", file=f, where=where, field="trial"
+        ) from None
     return reward, trial
 
 

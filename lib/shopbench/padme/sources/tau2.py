@@ -321,7 +321,9 @@ class Tau2Source:
         user, agent = self._parties(raw, task, criterion, level, context, attempt, rid, system, env, gateway)
         conv = run_conversation(env, agent, user, system)
         gold_hash, gold_errors = gold_state(self.data, raw)
-        reward, breakdown = action_reward(env.db, gold_hash, task.meta.get("communicate_info") or [], conv.messages)
+        reward, breakdown = action_reward(
+            env.db, gold_hash, task.meta.get("communicate_info") or [], conv.messages
+        )
         usage = dict(conv.usage)
         if isinstance(user, LLMRetailUser):
             usage = {**usage, **{f"user_{k}": v for k, v in user.usage.items()}}
@@ -346,12 +348,16 @@ class Tau2Source:
             else RepeatGateway(gateway, repeat_index(attempt, context.seed))
         )
         if context.user_model == "scripted":
-            user: Any = ScriptedRetailUser(instructions, random.Random(f"{rid}:user"), max_turns=self.max_turns)
+            user: Any = ScriptedRetailUser(
+                instructions, random.Random(f"{rid}:user"), max_turns=self.max_turns
+            )
         else:
             user = LLMRetailUser(gw, context.user_model, instructions, run_id="padme-tau2-user", item_prefix=rid,
                                  max_turns=self.max_turns)  # fmt: skip
         if scripted:
-            agent: Any = ScriptedRetailAgent(task.meta, env.db, criterion.name, level, random.Random(f"{rid}:agent"))
+            agent: Any = ScriptedRetailAgent(
+                task.meta, env.db, criterion.name, level, random.Random(f"{rid}:agent")
+            )
         else:
             agent = LLMRetailAgent(gw, context.agent_model, system, run_id="padme-tau2-agent", item_prefix=rid,
                                    tool_mode=self.tool_mode)  # fmt: skip

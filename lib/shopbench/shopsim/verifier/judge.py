@@ -355,7 +355,10 @@ class RubricSpec(ShopSpec):
 
     def slots(self, item: ShopItem) -> dict:
         assert item.traj is not None
-        return {"system_prompt": item.traj.system_prompt or "(none)", "transcript": render_transcript(item.traj)}
+        return {
+            "system_prompt": item.traj.system_prompt or "(none)",
+            "transcript": render_transcript(item.traj),
+        }
 
     def interpret(self, value: Any, item: ShopItem) -> float | None:
         return validate_rubric(value, self.item_id(item))
@@ -416,7 +419,10 @@ class ClaimsSpec(ShopSpec):
         assert traj is not None
         msgs = render(traj, "turns", only=lambda s: s.role == "assistant" and bool(s.text.strip()))
         seen = sorted({p for e in traj.events for p in (search_hits(e.result) or []) if p in products})
-        return {"messages": msgs, "products": "\n".join(f"{p}: {products[p].title}" for p in seen) or "(none)"}
+        return {
+            "messages": msgs,
+            "products": "\n".join(f"{p}: {products[p].title}" for p in seen) or "(none)",
+        }
 
     def interpret(self, value: Any, item: ShopItem) -> list[Claim]:
         assert item.traj is not None
@@ -431,7 +437,10 @@ class AttributesSpec(ShopSpec):
 
     @staticmethod
     def _items(item: ShopItem) -> list[dict]:
-        return [{"cid": i, "product_id": c.product_id, "claim": c.phrase or c.text} for i, c in enumerate(item.claims)]
+        return [
+            {"cid": i, "product_id": c.product_id, "claim": c.phrase or c.text}
+            for i, c in enumerate(item.claims)
+        ]
 
     def item_id(self, item: ShopItem) -> str:
         payload = json.dumps(self._items(item), sort_keys=True, ensure_ascii=False)
@@ -460,7 +469,9 @@ class AttributesSpec(ShopSpec):
 def _claim(it: Any, i: int, agent_turns: set[int], products: Mapping[str, ShopProduct], what: str) -> Claim:
     w = f"{what} claim {i}"
     _need(isinstance(it, dict), w, "not an object")
-    turn, typ, kind, prod, text, value = (it.get(k) for k in ("turn", "type", "kind", "product", "text", "value"))
+    turn, typ, kind, prod, text, value = (
+        it.get(k) for k in ("turn", "type", "kind", "product", "text", "value")
+    )
     _need(_is_int(turn) and turn in agent_turns, w, f"turn {turn!r} has no assistant message")
     _need(isinstance(text, str) and text.strip() != "", w, "empty text")
     _need(prod is None or isinstance(prod, str), w, "product must be a string or null")
@@ -473,11 +484,17 @@ def _claim(it: Any, i: int, agent_turns: set[int], products: Mapping[str, ShopPr
         _need(ok_q, w, f"an action quantity must be a non-negative integer, got {value!r}")
         return Claim(turn, "action", pid, text, action=kind, quantity=None if value is None else int(value))
     if typ == "numeric":
-        _need(kind in NUMERIC_KINDS, w, f"a numeric claim's kind must be one of {NUMERIC_KINDS}, got {kind!r}")
-        _need(value is not None and value >= 0, w, f"a numeric claim needs a non-negative value, got {value!r}")
+        _need(
+            kind in NUMERIC_KINDS, w, f"a numeric claim's kind must be one of {NUMERIC_KINDS}, got {kind!r}"
+        )
+        _need(
+            value is not None and value >= 0, w, f"a numeric claim needs a non-negative value, got {value!r}"
+        )
         if kind != "cart_total":
             _need(bool(prod and prod.strip()), w, f"a {kind} claim must name its product")
-        return Claim(turn, "numeric", pid if kind != "cart_total" else None, text, kind=kind, value=float(value))
+        return Claim(
+            turn, "numeric", pid if kind != "cart_total" else None, text, kind=kind, value=float(value)
+        )
     _need(typ == "attribute", w, f"type must be action/numeric/attribute, got {typ!r}")
     _need(kind == "attribute", w, f"an attribute claim's kind must be 'attribute', got {kind!r}")
     _need(bool(prod and prod.strip()), w, "an attribute claim must name its product")
@@ -524,14 +541,20 @@ class LLMJudge:
         if isinstance(out, ParseFailure):
             if out.stage == "rule":
                 raise JudgeError(out.reason)
-            status, why = ("error", out.reason.removeprefix("call error: ")) if out.call_error else ("parse_error", out.reason)
+            status, why = (
+                ("error", out.reason.removeprefix("call error: "))
+                if out.call_error
+                else ("parse_error", out.reason)
+            )
             raise JudgeError(f"{spec.item_id(item)}: {self.name} {status}: {why}")
         return out.value
 
     def tool_call_questions(
         self, traj: Trajectory, questions: list[dict], products: Mapping[str, ShopProduct]
     ) -> list[bool]:
-        return self._ask(SPECS["toolcalls"], ShopItem(traj, products, questions=questions)) if questions else []
+        return (
+            self._ask(SPECS["toolcalls"], ShopItem(traj, products, questions=questions)) if questions else []
+        )
 
     def extract_claims(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> list[Claim]:
         return self._ask(SPECS["claims"], ShopItem(traj, products)) if _agent_turns(traj) else []

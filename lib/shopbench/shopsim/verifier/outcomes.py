@@ -43,7 +43,9 @@ def goal_progress(traj: TrialRecord) -> float | None:
     target = traj.scenario.target
     if not target:
         return None
-    samples = [exactly_satisfied(m.cart, target) or 0.0 for m in replay(traj)]  # never None: target is not empty
+    samples = [
+        exactly_satisfied(m.cart, target) or 0.0 for m in replay(traj)
+    ]  # never None: target is not empty
     return max(samples, default=0.0)
 
 

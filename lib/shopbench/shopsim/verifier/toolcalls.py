@@ -214,6 +214,8 @@ def score_records(
     return ToolCallScore(score=score, turns=turns, questions=questions, answers=answers)
 
 
-def tool_call_correctness(traj: TrialRecord, products: Mapping[str, ShopProduct], judge: Any) -> ToolCallScore:
+def tool_call_correctness(
+    traj: TrialRecord, products: Mapping[str, ShopProduct], judge: Any
+) -> ToolCallScore:
     """``tool_call_custom`` of one trial (one judge call at most)."""
     return score_records(turn_records(traj), traj, products, judge)
