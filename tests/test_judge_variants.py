@@ -33,7 +33,7 @@ def test_variant_has_the_same_slots_and_lines_as_pacejudge(records):
     assert P.get_protocol(V).contract == P.PACE_CONTRACT and P.get_protocol(V).targets == P.ALL_TARGETS
     assert set(P.slot_names(V)) == set(P.slot_names("pacejudge"))
     for r in records[:3]:
-        a, b = P.render("pacejudge", r), P.render(V, r)
+        a, b = P.messages("pacejudge", r)[0]["content"], P.messages(V, r)[0]["content"]
         assert a != b and sorted(a.splitlines()) == sorted(b.splitlines())  # same content, reordered
         proto, slots = P.extract_bundle(P.messages(V, r))
         assert proto.name == V and slots == {k: P.slots(V, r)[k] for k in P.slot_names(V)}
@@ -59,11 +59,11 @@ def test_variant_puts_every_fixed_part_before_the_record():
 
 def test_variant_shares_a_longer_prefix_between_records(records):
     def shared(protocol):
-        texts = [P.render(protocol, r) for r in records]
+        texts = [P.messages(protocol, r)[0]["content"] for r in records]
         return B.prefix_shared_fraction([list(t) for t in texts])  # characters stand in for tokens
 
     assert shared(V) > 2 * shared("pacejudge")
-    contract = P.render(V, records[0]).split("Return JSON only with this schema:\n", 1)[1]
+    contract = P.messages(V, records[0])[0]["content"].split("Return JSON only with this schema:\n", 1)[1]
     assert contract.startswith(P._dumps(P.PACE_CONTRACT) + "\n\nInput bundle\n")
 
 
@@ -119,9 +119,9 @@ def test_variant_agreement_rejects_a_table_without_its_columns():
 
 
 def test_deterministic_judges_answer_both_variants_alike(records, tmp_path):
-    """A judge that reads only the slots (local/checks, local/rules) must not care about their order."""
+    """A judge that reads only the slots (local/checks, local/oracle-rules) must not care about their order."""
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
-    runs = sweep(gw, ["pacejudge", V], ["local/checks", "local/rules"], records, run_id="variants")
+    runs = sweep(gw, ["pacejudge", V], ["local/checks", "local/oracle-rules"], records, run_id="variants")
     assert runs["parse_ok"].all()
     out = variant_agreement(runs).set_index("backbone")
     assert (out["n_pairs"] == len(records)).all()

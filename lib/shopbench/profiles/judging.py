@@ -24,7 +24,12 @@ class JudgingParams(Section):
     """``judging:``. LLM runs come from ``llm_runs``, or ``llm_backbones`` × ``llm_protocols`` × ``llm_subset``."""
 
     split: Literal["train", "dev", "test"] = "test"
-    deterministic_judges: list[Name] = ["local/checks", "local/rules", "local/always-bad", "local/random"]
+    deterministic_judges: list[Name] = [
+        "local/checks",
+        "local/oracle-rules",
+        "local/always-bad",
+        "local/random",
+    ]
     deterministic_protocols: list[ProtocolName] = ["pacejudge"]
     llm_runs: list[LLMRun] | None = None
     llm_backbones: list[Name] = []
