@@ -17,13 +17,7 @@ def fixtures(tmp_path_factory):
 
 
 # case name -> what the loader's error still lacks (padme.sources.tau2 / padme.sources.recorded)
-KNOWN_GAPS = {
-    "tau2: tasks.json invalid JSON": "the error names a character offset, not the line",
-    "tau2: reason_for_call missing": "the error has no fix",
-    "tau2: db.json lacks orders": "the error has no fix",
-    "recorded: reward is text": "the error has no fix",
-    "recorded: conversation lacks traj": "the error has no fix",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _params():

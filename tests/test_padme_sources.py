@@ -363,10 +363,10 @@ def test_tau2_malformed_folder(tmp_path):
                                          r"Fix: give every task its own id"):  # fmt: skip
         load_tau2(bad)
     (bad / "tasks.json").write_text("[{not json")
-    with pytest.raises(Tau2DataError, match="tasks.json: not valid JSON"):
+    with pytest.raises(Tau2DataError, match="tasks.json, line 1, column 3: not valid JSON"):
         load_tau2(bad)
     (bad / "tasks.json").write_text('[{"id": "0", "id": "1"}]')
-    with pytest.raises(Tau2DataError, match="tasks.json: not valid JSON .*duplicate key"):
+    with pytest.raises(Tau2DataError, match="tasks.json.*: duplicate key 'id'"):
         load_tau2(bad)
     (bad / "tasks.json").write_bytes(b'[{"id": "caf\xe9"}]')
     with pytest.raises(

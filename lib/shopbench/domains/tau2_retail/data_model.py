@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError, read_text
-from ...strictjson import StrictJSONError
-from ...strictjson import loads as strict_loads
+from ...paceshop.io import parse_json
 
 __all__ = ["DATA_HINT", "TABLES", "RetailDB", "Tau2Data", "Tau2DataError", "load_tau2"]
 
@@ -31,7 +30,12 @@ DATA_HINT = (
 
 
 class Tau2DataError(InputError):
-    """The tau2 folder or one of its files is missing or malformed."""
+    """The tau2 folder or one of its files is missing or malformed. Without a more specific fix, the fix
+    is to restore the published file (the folder is read as released, never edited)."""
+
+    def __init__(self, problem: str, **kw: Any) -> None:
+        kw["fix"] = kw.get("fix") or f"restore the published tau2-bench retail files: {DATA_HINT}"
+        super().__init__(problem, **kw)
 
 
 TABLES = ("products", "users", "orders")
@@ -106,10 +110,13 @@ def _read_json(path: Path) -> Any:
     if not path.exists():
         raise Tau2DataError("the file is missing", file=path, fix=f"restore it: {DATA_HINT}")
     text = read_text(path, "JSON file")  # non-UTF-8 -> InputError with the line and byte
-    try:
-        return strict_loads(text, max_bytes=MAX_BYTES)
-    except StrictJSONError as e:
-        raise Tau2DataError(f"not valid JSON ({e})", file=path, fix="restore the published file") from None
+    if len(text) > MAX_BYTES:
+        raise Tau2DataError(
+            f"{len(text):,} characters, more than a tau2 file holds ({MAX_BYTES:,})", file=path
+        )
+    # strict JSON (NaN, duplicate keys) with the line and column of a syntax error
+    return parse_json(text, path, what="tau2 file", error=Tau2DataError,
+                      fix=f"restore the published file: {DATA_HINT}")  # fmt: skip
 
 
 def _check_str(path: Path, where: str, obj: dict, key: str, prefix: str) -> None:

@@ -47,7 +47,12 @@ DATA_HINT = (
 
 
 class RecordedDataError(InputError):
-    """A recorded-trajectory file is missing or malformed."""
+    """A recorded-trajectory file is missing or malformed. Without a more specific fix, the fix is to
+    restore the published results file (read as released, never edited)."""
+
+    def __init__(self, problem: str, **kw: Any) -> None:
+        kw["fix"] = kw.get("fix") or f"restore the published tau-bench results: {DATA_HINT}"
+        super().__init__(problem, **kw)
 
 
 def _files(path: Path) -> list[Path]:
