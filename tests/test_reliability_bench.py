@@ -17,8 +17,9 @@ def test_reliability_quick():
     assert storm["requests_by_behaviour"].get("status_429", 0) > 0.15 * storm["n_calls"]  # a real storm
     assert storm["rerun_not_from_cache"] == 0
     assert doc["concurrent_annotators"]["lost_answers"] == 0
-    mine = doc["bad_inputs"]["by_owner"]["h3"]
-    assert mine["cases"] >= 60 and mine["clear"] == mine["cases"], mine
+    bad = doc["bad_inputs"]
+    assert bad["cases"] >= 60 and bad["clear_error_fraction"] == 1.0, bad["by_owner"]
+    assert set(bad["by_owner"]) == {"data files", "tau2 and recorded trajectories", "profiles"}
     assert len(doc["bad_inputs"]["cases_list"]) == doc["bad_inputs"]["cases"]
     rows = doc["results"]
     assert {

@@ -43,14 +43,14 @@ class Case:
 
     name: str
     loader: str
-    owner: str  # who owns the loader (issue 12's helpers): h3 loaders, h8 τ²/recorded, h2 profiles
+    owner: str  # the loader family: data files (catalogs, records, personas, studies, stores), tau2 and recorded trajectories, profiles
     make: Callable[[Path, Fixtures], tuple[Thunk, str, str | None]]
 
 
 CASES: list[Case] = []
 
 
-def case(name: str, loader: str, owner: str = "h3") -> Callable:
+def case(name: str, loader: str, owner: str = "data files") -> Callable:
     def register(fn: Callable[[Path, Fixtures], tuple[Thunk, str, str | None]]) -> Callable:
         CASES.append(Case(name, loader, owner, fn))
         return fn
@@ -818,19 +818,19 @@ def _t2(d: Path, fx: Fixtures, tasks: Any = None, db: Any = None):
     return lambda: load_tau2(f)
 
 
-@case("tau2: missing folder", "padme.sources.tau2.load_tau2", "h8")
+@case("tau2: missing folder", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories")
 def _tau2_missing_folder(d, fx):
     from ..padme.sources.tau2 import load_tau2
 
     return (lambda: load_tau2(d / "tau2_retail")), "tau2_retail", None
 
 
-@case("tau2: tasks.json invalid JSON", "padme.sources.tau2.load_tau2", "h8")
+@case("tau2: tasks.json invalid JSON", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories")
 def _tau2_tasks_json_invalid_json(d, fx):
     return _t2(d, fx, tasks='[{"id": "0",'), "tasks.json", "line 1"
 
 
-@case("tau2: tasks.json not UTF-8", "padme.sources.tau2.load_tau2", "h8")
+@case("tau2: tasks.json not UTF-8", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories")
 def _tau2_tasks_json_not_utf_8(d, fx):
     call = _t2(d, fx)
     p = d / "tau2" / "tasks.json"
@@ -838,19 +838,19 @@ def _tau2_tasks_json_not_utf_8(d, fx):
     return call, "tasks.json", "line 1"
 
 
-@case("tau2: duplicated task id", "padme.sources.tau2.load_tau2", "h8")
+@case("tau2: duplicated task id", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories")
 def _tau2_duplicated_task_id(d, fx):
     return _t2(d, fx, tasks=[fx.tau2_task("0"), fx.tau2_task("0")]), "tasks.json", "0"
 
 
-@case("tau2: reason_for_call missing", "padme.sources.tau2.load_tau2", "h8")
+@case("tau2: reason_for_call missing", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories")
 def _tau2_reason_for_call_missing(d, fx):
     t = fx.tau2_task("0")
     del t["user_scenario"]["instructions"]["reason_for_call"]
     return _t2(d, fx, tasks=[t]), "tasks.json", "0"
 
 
-@case("tau2: db.json lacks orders", "padme.sources.tau2.load_tau2", "h8")
+@case("tau2: db.json lacks orders", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories")
 def _tau2_db_json_lacks_orders(d, fx):
     return _t2(d, fx, db={"products": {}, "users": {}}), "db.json", None
 
@@ -867,27 +867,27 @@ def _rec(d: Path, data: Any):
     return (lambda: load_recorded(p)), p.name
 
 
-@case("recorded: missing path", "padme.sources.recorded.load_recorded", "h8")
+@case("recorded: missing path", "padme.sources.recorded.load_recorded", "tau2 and recorded trajectories")
 def _recorded_missing_path(d, fx):
     from ..padme.sources.recorded import load_recorded
 
     return (lambda: load_recorded(d / "trajectories")), "trajectories", None
 
 
-@case("recorded: not UTF-8", "padme.sources.recorded.load_recorded", "h8")
+@case("recorded: not UTF-8", "padme.sources.recorded.load_recorded", "tau2 and recorded trajectories")
 def _recorded_not_utf_8(d, fx):
     return (*_rec(d, json.dumps(Fixtures.tau_results(), indent=1).encode().replace(b"refund", b"r\xe9fund", 1)),
             "line")  # fmt: skip
 
 
-@case("recorded: reward is text", "padme.sources.recorded.load_recorded", "h8")
+@case("recorded: reward is text", "padme.sources.recorded.load_recorded", "tau2 and recorded trajectories")
 def _recorded_reward_is_text(d, fx):
     data = fx.tau_results()
     data[2]["reward"] = "abc"
     return (*_rec(d, data), "conversation [2]")
 
 
-@case("recorded: reward NaN", "padme.sources.recorded.load_recorded", "h8")
+@case("recorded: reward NaN", "padme.sources.recorded.load_recorded", "tau2 and recorded trajectories")
 def _recorded_reward_nan(d, fx):
     return (
         *_rec(d, json.dumps(fx.tau_results(), indent=1).replace('"reward": 1.0', '"reward": NaN', 1)),
@@ -895,7 +895,11 @@ def _recorded_reward_nan(d, fx):
     )
 
 
-@case("recorded: conversation lacks traj", "padme.sources.recorded.load_recorded", "h8")
+@case(
+    "recorded: conversation lacks traj",
+    "padme.sources.recorded.load_recorded",
+    "tau2 and recorded trajectories",
+)
 def _recorded_conversation_lacks_traj(d, fx):
     data = fx.tau_results()
     del data[0]["traj"]
@@ -924,59 +928,59 @@ def _yaml_set(text: str, section: str, key: str, value: str) -> str:
     return yaml.safe_dump(data, sort_keys=False).replace("__RAW__", value)
 
 
-@case("profile: unknown profile name", "config.load_profile", "h2")
+@case("profile: unknown profile name", "config.load_profile", "profiles")
 def _profile_unknown_profile_name(d, fx):
     from ..config import load_profile
 
     return (lambda: load_profile("nosuch")), "nosuch", None
 
 
-@case("profile: invalid YAML", "config.load_profile", "h2")
+@case("profile: invalid YAML", "config.load_profile", "profiles")
 def _profile_invalid_yaml(d, fx):
     return (*_profile(d, lambda t: t + "\ngateway: [unclosed\n"), "line")
 
 
-@case("profile: typo gateway.timeout_secs", "config.load_profile", "h2")
+@case("profile: typo gateway.timeout_secs", "config.load_profile", "profiles")
 def _profile_typo_gateway_timeout_secs(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "timeout_secs", "30")), None)
 
 
-@case("profile: top-level typo gatway", "config.load_profile", "h2")
+@case("profile: top-level typo gatway", "config.load_profile", "profiles")
 def _profile_top_level_typo_gatway(d, fx):
     return (*_profile(d, lambda t: t + "\ngatway:\n  timeout_s: 30\n"), None)
 
 
-@case("profile: gateway.max_retries -3", "config.load_profile", "h2")
+@case("profile: gateway.max_retries -3", "config.load_profile", "profiles")
 def _profile_gateway_max_retries_3(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "max_retries", "-3")), None)
 
 
-@case("profile: gateway.concurrency.openai 0", "config.load_profile", "h2")
+@case("profile: gateway.concurrency.openai 0", "config.load_profile", "profiles")
 def _profile_gateway_concurrency_openai_0(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: 0}")), None)
 
 
-@case("profile: gateway.concurrency.openai many", "config.load_profile", "h2")
+@case("profile: gateway.concurrency.openai many", "config.load_profile", "profiles")
 def _profile_gateway_concurrency_openai_many(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: many}")), None)
 
 
-@case("profile: paceshop.n_queries true", "config.load_profile", "h2")
+@case("profile: paceshop.n_queries true", "config.load_profile", "profiles")
 def _profile_paceshop_n_queries_true(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "paceshop", "n_queries", "true")), None)
 
 
-@case("profile: paceshop.n_queries -40", "config.load_profile", "h2")
+@case("profile: paceshop.n_queries -40", "config.load_profile", "profiles")
 def _profile_paceshop_n_queries_40(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "paceshop", "n_queries", "-40")), None)
 
 
-@case("profile: judging.repeats one", "config.load_profile", "h2")
+@case("profile: judging.repeats one", "config.load_profile", "profiles")
 def _profile_judging_repeats_one(d, fx):
     return (*_profile(d, lambda t: _yaml_set(t, "judging", "repeats", "one")), None)
 
 
-@case("profile: a Google-style key in a value", "config.load_profile", "h2")
+@case("profile: a Google-style key in a value", "config.load_profile", "profiles")
 def _profile_a_google_style_key_in_a_value(d, fx):
     key = "AIza" + "SyD-fake0123456789abcdefghijklmnopqr"
     return (*_profile(d, lambda t: t + f"\nnotes: {key}\n"), None)

@@ -278,7 +278,7 @@ def results(k9: dict, storm: dict, bad: dict, ann: dict, fuzz: dict | None) -> l
         _result("storm_429_errors_cached", storm["errors_cached"], "calls", "0", storm["errors_cached"] == 0,
                 "rerun against a server failing every request"),
         _result("bad_inputs_clear_error_fraction", bad["clear_error_fraction"], "cases", "1.0",
-                bad["clear_error_fraction"] == 1.0, f"{bad['cases']} malformed inputs; by owner "
+                bad["clear_error_fraction"] == 1.0, f"{bad['cases']} malformed inputs; by loader family "
                 + ", ".join(f"{o}: {s['clear']}/{s['cases']}" for o, s in bad["by_owner"].items())),
         _result("bad_inputs_tracebacks", bad["tracebacks"], "cases", "0", bad["tracebacks"] == 0),
         _result("bad_inputs_silently_accepted", bad["silently_accepted"], "cases", "0", bad["silently_accepted"] == 0),
@@ -288,7 +288,8 @@ def results(k9: dict, storm: dict, bad: dict, ann: dict, fuzz: dict | None) -> l
     for k in _FUZZ_KEYS:
         v = None if fuzz is None else sum(int(c.get(k, 0)) for c in _contracts(fuzz))
         out.append(_result(f"fuzz_{k}", v, "cases", "0", None if v is None else v == 0,
-                           "shopbench.benchmarks.fuzz absent" if fuzz is None else f"{len(_contracts(fuzz))} contracts"))  # fmt: skip
+                           "shopbench.benchmarks.fuzz absent" if fuzz is None else
+                           f"{fuzz.get('n', '?')} outputs over {len(fuzz.get('per_contract') or {}) or len(_contracts(fuzz))} contracts"))  # fmt: skip
     return out
 
 
