@@ -12,19 +12,17 @@ from shopbench.judges import protocols as P
 from shopbench.judges.sweep import RUN_COLUMNS, sweep
 from shopbench.judges.variants import AGREEMENT_COLUMNS, variant_agreement
 from shopbench.llm import Gateway
-from shopbench.paceshop.build import BuildConfig, build
+from shopbench.paceshop.build import build
 
 V = "pacejudge_prefix_first"
 
 
 @pytest.fixture(scope="module")
-def records():
-    res = build(
-        BuildConfig(seed=5, n_products=300, n_candidate_queries=120, n_queries=10, n_personas=30, n_holdout=10,
-                    test_goods=8, dev_goods=4, swap_slice=4, s0_per_label=2, calibration_good=2,
-                    calibration_bad_per_family=1),
-        progress=False,
-    )  # fmt: skip
+def records(paceshop_config):
+    cfg = paceshop_config(seed=5, n_products=300, n_candidate_queries=120, n_queries=10, n_personas=30,
+                          n_holdout=10, test_goods=8, dev_goods=4, swap_slice=4, s0_per_label=2, calibration_good=2,
+                          calibration_bad_per_family=1)  # fmt: skip
+    res = build(cfg, progress=False)
     return [r for r in res.records if r.split == "test"][:12]
 
 

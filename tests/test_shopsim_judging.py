@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from shopbench.judging import Judge, Judgment, ParseFailure
 from shopbench.shopsim.replay import final_cart
 from shopbench.shopsim.types import (
     Directive,
@@ -32,12 +33,21 @@ from shopbench.shopsim.verifier.judge import (
     DeterministicJudge,
     JudgeError,
     LLMJudge,
+    ShopItem,
+    answer,
+    ask,
     default_judge,
     validate_refusal,
     validate_rubric,
 )
 from shopbench.shopsim.verifier.refusal import refusal_metrics
-from shopbench.shopsim.verifier.rubrics import JUDGED_KEYS, JUDGED_METHOD, REFUSAL_KEYS, judged_metrics
+from shopbench.shopsim.verifier.rubrics import (
+    JUDGED_KEYS,
+    JUDGED_METHOD,
+    REFUSAL_KEYS,
+    RUBRICS,
+    judged_metrics,
+)
 
 # ---- catalog ---------------------------------------------------------------------------------------
 
@@ -137,7 +147,7 @@ def example5():
 
 def checks_by_type(tr):
     j = DeterministicJudge()
-    return verify_claims(tr, PRODUCTS, j.extract_claims(tr, PRODUCTS), j)
+    return verify_claims(tr, PRODUCTS, answer(j, "claims", tr, PRODUCTS), j)
 
 
 # ---- claims ------------------------------------------------------------------------------------------
@@ -415,7 +425,7 @@ def test_deterministic_tool_call_questions():
         q(8, 1, "extra", call("add_to_cart", product_id="TS2", quantity=3), {"product_id": "TS2", "quantity": 3}),
         q(9, 1, "extra", call("add_to_cart", product_id="GL1", quantity=1), {"product_id": "GL1", "quantity": 1}),
     ]  # fmt: skip
-    assert DeterministicJudge().tool_call_questions(tr, qs, PRODUCTS) == [
+    assert answer(DeterministicJudge(), "toolcalls", tr, PRODUCTS, questions=qs) == [
         True, False, True, True, True, False, False, True, False, False]  # fmt: skip
 
 
@@ -480,11 +490,11 @@ def test_out_of_range_score_is_a_judge_error():
     # the contract (score ≤ 5) rejects it, as the gateway does: the message names the stage and the reason
     j = LLMJudge(FakeGateway(ok({"rationale": "fine", "applicable": True, "score": 7})), "fake")
     with pytest.raises(JudgeError, match="rubric/clarification: llm:fake parse_error: .*maximum of 5"):
-        j.rubric("clarification", shopping(), PRODUCTS)
+        answer(j, "clarification", shopping(), PRODUCTS)
     # a rule the schema cannot state (a null score on an applicable rubric) is the judge's own check
     j = LLMJudge(FakeGateway(ok({"rationale": "fine", "applicable": True, "score": None})), "fake")
     with pytest.raises(JudgeError, match="score must be an integer in 1..5, got None"):
-        j.rubric("clarification", shopping(), PRODUCTS)
+        answer(j, "clarification", shopping(), PRODUCTS)
 
 
 def test_llm_rubric_normalises_and_receives_the_system_prompt():
@@ -492,10 +502,35 @@ def test_llm_rubric_normalises_and_receives_the_system_prompt():
                      ok({"rationale": "no adds", "applicable": False, "score": None}))  # fmt: skip
     j = LLMJudge(gw, "fake")
     tr = shopping()
-    assert j.name == "llm:fake" and j.rubric("clarification", tr, PRODUCTS) == 0.75
+    assert j.name == "llm:fake" and answer(j, "clarification", tr, PRODUCTS) == 0.75
     assert "You are a shopping assistant." in gw.prompts[0] and "What colour would you like?" in gw.prompts[0]
-    assert j.rubric("add_to_cart_behavior", tr, PRODUCTS) is None
+    assert answer(j, "add_to_cart_behavior", tr, PRODUCTS) is None
     assert "You are a shopping assistant." not in gw.prompts[1]
+
+
+def test_both_shop_judges_are_the_one_judge_role_and_failures_are_data():
+    """The reference and the model judge are :class:`shopbench.judging.Judge` s over the same
+    registered questions; a malformed answer comes back as a typed ParseFailure, not an exception."""
+    gw = FakeGateway(ok({"rationale": "fine", "applicable": True, "score": 7}),
+                     ok({"rationale": "ok", "applicable": True, "score": 5}))  # fmt: skip
+    llm, rules = LLMJudge(gw, "fake"), DeterministicJudge()
+    assert isinstance(llm, Judge) and isinstance(rules, Judge)
+    tr = shopping()
+    items = [ShopItem("clarification", tr, PRODUCTS), ShopItem("response_helpful", tr, PRODUCTS)]
+    bad, good = llm.judge(items)
+    assert (
+        isinstance(bad, ParseFailure)
+        and bad.kind == "out_of_range"
+        and bad.item_id.endswith("rubric/clarification")
+    )
+    assert isinstance(good, Judgment) and good.value == 1.0
+    ref = rules.judge(items)
+    assert all(isinstance(o, Judgment) for o in ref) and [o.item_id for o in ref] == [
+        o.item_id for o in (bad, good)
+    ]
+    assert ask(rules, "toolcalls", tr, PRODUCTS).value == []  # nothing queued: no question asked
+    with pytest.raises(ValueError, match="unknown shop judge question"):
+        ask(rules, "nope", tr, PRODUCTS)
 
 
 @pytest.mark.parametrize(
@@ -528,9 +563,12 @@ def test_gateway_failure_row_is_a_judge_error_and_errors_dict_collects_it():
     )
     errors: dict[str, str] = {}
 
-    class Hybrid(DeterministicJudge):  # deterministic claims, LLM rubrics
-        def rubric(self, name, traj, products):
-            return LLMJudge(gw, "fake").rubric(name, traj, products)
+    class Hybrid:  # deterministic claims, LLM rubrics: one Judge over ShopItems
+        name = "hybrid"
+
+        def judge(self, items):
+            llm, rules = LLMJudge(gw, "fake"), DeterministicJudge()
+            return [(llm if it.question in RUBRICS else rules).judge([it])[0] for it in items]
 
     m = judged_metrics(shopping(), PRODUCTS, Hybrid(), errors=errors)
     assert all(m[k] is None for k in ("clarification", "response_helpful")) and m["false_add_to_cart"] == 0.5
@@ -553,7 +591,7 @@ def test_llm_claims_are_validated_and_resolved():
     ]  # fmt: skip
     labels = {"labels": [{"cid": 0, "rationale": "row says chewy", "label": "contradicted"}]}
     j = LLMJudge(FakeGateway(ok({"claims": claims}), ok(labels)), "fake")
-    got = j.extract_claims(tr, PRODUCTS)
+    got = answer(j, "claims", tr, PRODUCTS)
     assert [(c.type, c.product_id, c.fabricated) for c in got] == [
         ("attribute", "GC031", False), ("numeric", None, False), ("action", "GC010", False),
         ("attribute", None, True)]  # fmt: skip
@@ -561,10 +599,10 @@ def test_llm_claims_are_validated_and_resolved():
     assert [c.label for c in checks] == ["contradicted", "correct", "ok", "ungrounded"]
     bad_turn = dict(claims[0], turn=3)  # turn 3 has no assistant message: the trial's contract says so
     with pytest.raises(JudgeError, match=r"claims: llm:fake parse_error: .*claims/0/turn: 3 is not one of"):
-        LLMJudge(FakeGateway(ok({"claims": [bad_turn]})), "fake").extract_claims(tr, PRODUCTS)
+        answer(LLMJudge(FakeGateway(ok({"claims": [bad_turn]})), "fake"), "claims", tr, PRODUCTS)
     mismatched = dict(claims[1], kind="added")
     with pytest.raises(JudgeError, match="numeric claim's kind"):
-        LLMJudge(FakeGateway(ok({"claims": [mismatched]})), "fake").extract_claims(tr, PRODUCTS)
+        answer(LLMJudge(FakeGateway(ok({"claims": [mismatched]})), "fake"), "claims", tr, PRODUCTS)
 
 
 def test_llm_batched_answers_must_cover_every_id():
@@ -573,14 +611,15 @@ def test_llm_batched_answers_must_cover_every_id():
            "result": {}, "customer_message": "x"} for i in (0, 1)]  # fmt: skip
     j = LLMJudge(FakeGateway(ok({"answers": [{"qid": 1, "reason": "r", "justified": True},
                                              {"qid": 0, "reason": "r", "justified": False}]})), "fake")  # fmt: skip
-    assert j.tool_call_questions(tr, qs, PRODUCTS) == [False, True]  # in question order
+    assert answer(j, "toolcalls", tr, PRODUCTS, questions=qs) == [False, True]  # in question order
     j = LLMJudge(FakeGateway(ok({"answers": [{"qid": 0, "reason": "r", "justified": True}]})), "fake")
     with pytest.raises(JudgeError, match=r"missing \[1\]"):
-        j.tool_call_questions(tr, qs, PRODUCTS)
+        answer(j, "toolcalls", tr, PRODUCTS, questions=qs)
     with pytest.raises(JudgeError, match="label"):
-        LLMJudge(
-            FakeGateway(ok({"labels": [{"cid": 0, "rationale": "r", "label": "fine"}]})), "fake"
-        ).attribute_labels([Claim(0, "attribute", "SH1", "linen", phrase="linen")], PRODUCTS)
+        j = LLMJudge(FakeGateway(ok({"labels": [{"cid": 0, "rationale": "r", "label": "fine"}]})), "fake")
+        answer(
+            j, "attributes", None, PRODUCTS, claims=[Claim(0, "attribute", "SH1", "linen", phrase="linen")]
+        )
 
 
 def test_refusal_validation_gates_transparency_on_the_record():
@@ -619,7 +658,7 @@ def test_llm_judge_through_gateway_with_schema_sampler(tmp_path):
         assert m["false_add_to_cart"] is not None  # rules never depend on the model
     qs = [{"qid": i, "turn": 0, "kind": "extra", "expected": None, "actual": ToolCall("view_cart").to_dict(),
            "result": {"items": []}, "customer_message": "x"} for i in range(3)]  # fmt: skip
-    for call in (lambda: j.tool_call_questions(shopping(), qs, PRODUCTS),
+    for call in (lambda: answer(j, "toolcalls", shopping(), PRODUCTS, questions=qs),
                  lambda: refusal_metrics(traj([T(0, "flag?", "No.")], kind="refusal", probe=PROBE), PRODUCTS, j)):  # fmt: skip
         try:
             out = call()

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shopbench.judging import Judgment
 from shopbench.metrics.shop import intervals
 from shopbench.shopsim.registry import PENALTIES
 from shopbench.shopsim.types import (
@@ -87,7 +88,7 @@ PRODUCTS = {
 
 
 class StubJudge:
-    """Answers tool-call questions by qid (default True) and records every batched call."""
+    """A judging.Judge answering the ``toolcalls`` question by qid (default True); records every batch."""
 
     name = "stub"
 
@@ -95,9 +96,16 @@ class StubJudge:
         self.answers = answers or {}
         self.calls: list[list[dict]] = []
 
-    def tool_call_questions(self, traj, questions, products):
-        self.calls.append(list(questions))
+    def tool_call_questions(self, questions):
         return [self.answers.get(q["qid"], True) for q in questions]
+
+    def judge(self, items):
+        out = []
+        for it in items:
+            assert it.question == "toolcalls"
+            self.calls.append(list(it.questions))
+            out.append(Judgment(self.name, None, self.tool_call_questions(it.questions)))
+        return out
 
 
 JUDGED = {k: 0.5 for k in battery.SHOPPING_JUDGED} | {
@@ -310,7 +318,7 @@ def test_unjustified_read_only_extras_and_extras_without_expectation():
 
 def test_judge_must_answer_every_question():
     class Short(StubJudge):
-        def tool_call_questions(self, traj, questions, products):
+        def tool_call_questions(self, questions):
             return []
 
     t = traj([("A", 1, "shoes")], [T([details("A")])])

@@ -5,13 +5,19 @@ winning) and crashes on what it should reject politely (a 5,000-digit integer ra
 ``ValueError``, 100,000 nested brackets ``RecursionError``). :func:`loads` turns every one of those
 into a :class:`StrictJSONError` with a reason, and never raises anything else. :func:`storable`
 makes any ``str`` safe to write as UTF-8 (a lone surrogate becomes its ``\\udXXX`` escape).
+:func:`parse_json` reads a user's file with it: a failure is an
+:class:`~shopbench.errors.InputError` naming the file, the line and column or record, and the field
+(:func:`locate` finds the place of a NaN/Infinity or a repeated key).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
+
+from .errors import InputError
 
 MAX_BYTES = 2_000_000
 MAX_DEPTH = 64
@@ -139,3 +145,112 @@ def storable(text: str) -> str:
 def dumps_line(obj: Any) -> str:
     """One JSON line that any UTF-8 writer accepts, whatever strings ``obj`` holds."""
     return storable(json.dumps(obj, ensure_ascii=False))
+
+
+# ---- user files: every failure is an InputError naming file, place and field ---------------------
+
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_CHAR = re.compile(r"at char (\d+)")
+# text decoded from UTF-8 holds no lone surrogate; only a \uD800-\uDFFF escape can make one, so
+# without such an escape the (slow) walk over every parsed string is skipped
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _Bad:
+    """A NaN/Infinity constant found by :func:`locate`."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class _Dup(dict):
+    """An object whose key ``dup`` appeared twice (found by :func:`locate`)."""
+
+    dup: str | None = None
+
+
+def _pairs_noting_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out = _Dup()
+    for k, v in pairs:
+        if k in out and out.dup is None:
+            out.dup = k
+        out[k] = v
+    return out
+
+
+def _walk(node: Any, path: list) -> list | None:
+    """The path to the first NaN/Infinity or duplicated key under ``node`` (None if there is none)."""
+    if isinstance(node, _Bad):
+        return path
+    if isinstance(node, _Dup) and node.dup is not None:
+        return [*path, node.dup]
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        found = _walk(v, [*path, k])
+        if found is not None:
+            return found
+    return None
+
+
+def _field_name(path: list) -> str | None:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or None
+
+
+def locate(text: str) -> tuple[list, str | None]:
+    """Where strict JSON fails in otherwise parseable text: the key path of the first NaN/Infinity
+    or duplicated key, and the line of a NaN/Infinity token (strings skipped)."""
+    try:
+        tree = json.loads(text, parse_constant=_Bad, object_pairs_hook=_pairs_noting_duplicates)
+    except (ValueError, RecursionError):
+        return [], None
+    path = _walk(tree, []) or []
+    m = re.search(r"(?<![\w.])-?(NaN|Infinity)\b", _STRING.sub(lambda s: "_" * len(s.group()), text))
+    line = f"line {text.count(chr(10), 0, m.start()) + 1}" if m else None
+    return path, line
+
+
+def parse_json(text: str, path: str | Path, *, where: str | None = None, what: str = "file",
+               fix: str | None = None, error: type[InputError] = InputError) -> Any:  # fmt: skip
+    """:func:`loads` of ``text`` read from ``path``; a failure is an
+    :class:`InputError` naming the file, the line (``where`` for one line of a JSONL file) or record,
+    and the field of a NaN/Infinity or duplicated key."""
+    try:  # a user's file may be large and deep (the bounds are for model answers; too deep still fails cleanly)
+        brackets = text.count("[") + text.count("{")
+        return loads(text, max_bytes=max(MAX_BYTES, len(text)),
+                                max_depth=max(MAX_DEPTH, brackets),
+                                allow_surrogates=not _SURROGATE_ESCAPE.search(text))  # fmt: skip
+    except StrictJSONError as e:
+        problem = str(e).replace("invalid JSON:", "not valid JSON:", 1)
+        field = None
+        m = _CHAR.search(problem)
+        if m:
+            pos = int(m.group(1))
+            column = f"column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+            where = f"{where}, {column}" if where else f"line {text.count(chr(10), 0, pos) + 1}, {column}"
+            problem = _CHAR.sub("", problem).rstrip()
+        elif "duplicate key" in problem or "JSON number" in problem or "out of range" in problem:
+            keys, line = locate(text)
+            line = None if "duplicate key" in problem else line  # the token line is a NaN/Infinity's
+            field = _field_name(keys[1:] if keys and isinstance(keys[0], int) and where is None else keys)
+            if where is None and keys and isinstance(keys[0], int):
+                where = f"record {keys[0]}" + (f" ({line})" if line else "")
+            elif where is None:
+                where = line
+        raise error(problem, file=path, where=where, field=field, fix=_strict_fix(problem) or fix
+                    or f"correct the {what}") from None  # fmt: skip
+
+
+def _strict_fix(problem: str) -> str | None:
+    """The fix for what strict JSON rejects and plain JSON would have let through."""
+    if "duplicate key" in problem:
+        return "keep the key once in that object (JSON readers disagree on which copy wins)"
+    if "JSON number" in problem or "out of range" in problem:
+        return "write a finite number (NaN and Infinity are not JSON), or null if the value is unknown"
+    if "surrogate" in problem:
+        return "write the character itself, or a valid \\uD8xx\\uDCxx surrogate pair"
+    if "digits" in problem:
+        return "write the number with at most 100 digits"
+    return None

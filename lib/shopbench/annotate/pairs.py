@@ -33,6 +33,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from shopbench.errors import InputError, read_text
+from shopbench.padme.criteria import DEFAULT_CRITERIA
+from shopbench.padme.types import Criterion
 
 Side = Literal["side_a", "side_b"]
 SIDES: tuple[Side, Side] = ("side_a", "side_b")
@@ -42,40 +44,14 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Criterion(_Model):
-    name: str
-    description: str
-
-
-# Appendix H.1, verbatim: the same names and descriptions go to generator, judges and annotators.
+# Appendix H.1: "The exact same criterion names and descriptions are supplied to the generator,
+# filter judges, model evaluators, and human annotators". The three PADMÉ criteria are PADMÉ's own
+# (:data:`shopbench.padme.criteria.DEFAULT_CRITERIA`, the one Criterion type), under the display
+# names the annotation interface shows; the fourth is the PACEShop pair study's.
+_DISPLAY = {"friendliness": "Friendliness", "communication_clarity": "Communication clarity",
+            "task_resolution": "Task resolution"}  # fmt: skip
 CRITERIA: dict[str, Criterion] = {
-    "friendliness": Criterion(
-        name="Friendliness",
-        description=(
-            "Warmth and consideration toward the customer: whether the agent acknowledges their situation "
-            "and how they feel about it, delivers unwelcome news with care, and leaves them feeling attended "
-            "to. Judge the manner, not whether the request was resolved."
-        ),
-    ),
-    "communication_clarity": Criterion(
-        name="Communication clarity",
-        description=(
-            "How easily the customer can follow the agent: whether the main point is findable, whether "
-            "technical or policy language is explained, whether multi-part information is organised, and "
-            "whether the customer is left knowing what is true and what happens next. Judge the "
-            "presentation, not the warmth or the outcome."
-        ),
-    ),
-    "task_resolution": Criterion(
-        name="Task resolution",
-        description=(
-            "Whether the customer's actual problem was settled: did the agent establish what was needed, "
-            "take the actions that would resolve it, and leave the customer with the outcome they came for. "
-            "A correct refusal counts as resolution -- if the request was not permitted, saying so plainly "
-            "and explaining why resolves it, while quietly doing it anyway does not. Judge the outcome, not "
-            "the manner or how well it was explained."
-        ),
-    ),
+    **{c.name: Criterion(name=_DISPLAY[c.name], description=c.description) for c in DEFAULT_CRITERIA},
     "response_quality": Criterion(
         name="Overall response quality",
         description=(

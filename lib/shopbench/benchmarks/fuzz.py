@@ -13,7 +13,7 @@ Each output goes through the project's real parse path: the gateway's row builde
 (:meth:`shopbench.llm.Gateway._row`, via an in-memory gateway that replays the output instead of
 calling a model) and the consumer that reads the row (``parse_judgment``, ``score_from_row``,
 ``LLMFilterJudge.judge`` → :class:`~shopbench.judging.Judgment` | :class:`~shopbench.judging.ParseFailure`,
-``LLMJudge.rubric``/``LLMJudge.refusal`` on a one-turn trial (the registered specs, whose ``interpret``
+``LLMJudge`` (a rubric and the refusal question) on a one-turn trial (the registered specs, whose ``interpret``
 is ``validate_rubric``/``validate_refusal``), ``LLMAgent.step``). Whether the output is valid is decided independently, by a strict JSON reader
 and a JSON-schema checker written here (numbers compared as written, as :class:`decimal.Decimal`)
 plus each contract's own rules restated from its docstring. Counted: ``crashes`` (an exception
@@ -747,14 +747,14 @@ def _trial(empty_search: bool):
 
 
 def _shop_contracts(gw) -> list[Contract]:
-    from ..shopsim.verifier.judge import REFUSAL_SCHEMA, RUBRIC_SCHEMA, RUBRICS, JudgeError, LLMJudge
+    from ..shopsim.verifier.judge import REFUSAL_SCHEMA, RUBRIC_SCHEMA, RUBRICS, JudgeError, LLMJudge, answer
 
     judge, rubric = LLMJudge(gw, "fuzz"), next(iter(RUBRICS))
     trials = {False: _trial(False), True: _trial(True)}
 
     def run_rubric(text: str, finish: str) -> Any:
         try:  # RubricSpec.interpret is validate_rubric
-            return judge.rubric(rubric, trials[False], {})
+            return answer(judge, rubric, trials[False], {})
         except JudgeError as e:
             raise Rejected(str(e)) from None
 
@@ -771,7 +771,7 @@ def _shop_contracts(gw) -> list[Contract]:
     def refusal(empty: bool) -> Contract:
         def run(text: str, finish: str) -> Any:
             try:  # RefusalSpec.interpret is validate_refusal, the empty search read from the trial
-                return judge.refusal(trials[empty], {})
+                return answer(judge, "refusal", trials[empty], {})
             except JudgeError as e:
                 raise Rejected(str(e)) from None
 

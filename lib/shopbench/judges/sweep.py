@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..core import Record
 from ..judging import resolve_backbone
-from ..llm import Call
+from ..llm import Call, CallResult
 from . import deterministic as _deterministic  # noqa: F401 - registers the local/… judges
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, STATUS_FIELDS, parse_judgment
 from .protocols import AXES, FAMILIES, LOCATIONS, NONE, get_protocol, gold_location_labels, messages, template
@@ -116,7 +116,7 @@ def sweep(
         ctx.use_backbones(backbones)
     if dry_run:
         return gateway.run(calls, run_id, dry_run=True)
-    rows = gateway.run(calls, run_id, desc=desc or f"judge sweep {run_id}")
+    rows: list[CallResult] = gateway.run(calls, run_id, desc=desc or f"judge sweep {run_id}")
     return run_table(rows, records)
 
 

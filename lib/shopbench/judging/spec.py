@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..context import Prompt
-from ..llm import Backbone, Call
+from ..llm import Backbone, Call, CallResult
 from ..llm.contract import parse_output
 from .prompts import load_template
 
@@ -193,10 +193,11 @@ class JudgeSpec(Generic[I, V]):
             schema_name=self.schema_name, repeat=self.repeat(item) if repeat is None else repeat,
         )  # fmt: skip
 
-    def parse(self, row: Mapping[str, Any], item: I) -> Outcome:
+    def parse(self, row: CallResult | Mapping[str, Any], item: I) -> Outcome:
         """A gateway row (or a call-log row) → :class:`Judgment` or :class:`ParseFailure`."""
         iid, raw = row.get("item_id"), row.get("raw_output")
-        usage = {k: row[k] for k in USAGE_FIELDS if k in row}
+        fields: Mapping[str, Any] = row
+        usage = {k: fields[k] for k in USAGE_FIELDS if k in fields}
         if row.get("status") == "error":
             reason = f"call error: {row.get('error') or 'no output'}"
             return ParseFailure(self.name, iid, reason, "call_error", raw, stage="call", usage=usage)
@@ -243,5 +244,5 @@ class ModelJudge(Generic[I]):
         if not items:
             return []
         kw = {"desc": self.desc} if self.desc else {}
-        rows = self.gateway.run(self.calls(items), run_id=self.run_id, **kw)
+        rows: list[CallResult] = self.gateway.run(self.calls(items), run_id=self.run_id, **kw)
         return [self.spec.parse(r, it) for r, it in zip(rows, items, strict=True)]

@@ -10,9 +10,10 @@ from .contract import Parsed, parse_output
 from .gateway import Call, Gateway, redact, results_frame
 from .llamacpp import ModelNotInstalled
 from .local import local_backends, register_local
+from .result import CallResult, CallStatus
 
 __all__ = [
-    "Backbone", "BudgetExceeded", "Call", "Estimate", "Gateway", "MissingKeyError", "ModelNotInstalled",
+    "Backbone", "BudgetExceeded", "Call", "CallResult", "CallStatus", "Estimate", "Gateway", "MissingKeyError", "ModelNotInstalled",
     "Parsed", "UnknownModelError", "check_model", "local_backends", "parse_backbones", "parse_output",
     "redact", "register_local", "results_frame",
 ]  # fmt: skip

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 from tqdm.auto import tqdm
 
@@ -34,6 +34,7 @@ from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost
 from .cache import ResponseCache, cache_key, canonical_json
 from .calllog import CallLog
 from .contract import check_schema, parse_output, response_format
+from .result import CallResult
 
 DEFAULT_CONCURRENCY = {"llamacpp": 1, "local": 4, "default": 8}
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "presence_penalty",
@@ -226,8 +227,22 @@ class Gateway:
             )
         return est
 
-    def run(self, calls: Sequence[Call], run_id: str, *, dry_run: bool = False, desc: str | None = None):
-        """Synchronous :meth:`arun` (safe inside Jupyter: runs on the gateway's own loop thread)."""
+    @overload
+    def run(self, calls: Sequence[Call], run_id: str, *, dry_run: Literal[False] = False,
+            desc: str | None = None) -> list[CallResult]: ...  # fmt: skip
+    @overload
+    def run(
+        self, calls: Sequence[Call], run_id: str, *, dry_run: Literal[True], desc: str | None = None
+    ) -> Estimate: ...
+    @overload
+    def run(
+        self, calls: Sequence[Call], run_id: str, *, dry_run: bool, desc: str | None = None
+    ) -> list[CallResult] | Estimate: ...
+    def run(
+        self, calls: Sequence[Call], run_id: str, *, dry_run: bool = False, desc: str | None = None
+    ) -> list[CallResult] | Estimate:
+        """Synchronous :meth:`arun` (safe inside Jupyter: runs on the gateway's own loop thread): one
+        :class:`~shopbench.llm.result.CallResult` per call, in order (a dry run: the :class:`Estimate`)."""
         return _Loop.run(self.arun(calls, run_id, dry_run=dry_run, desc=desc))
 
     def _pending(self, calls: Sequence[Call], run_id: str) -> tuple[list[Call], dict, CallLog]:
@@ -246,9 +261,20 @@ class Gateway:
         pending = [c for c in calls if (c.item_id, c.key) not in done]
         return pending, done, log
 
+    @overload
+    async def arun(self, calls: Sequence[Call], run_id: str, *, dry_run: Literal[False] = False,
+                   desc: str | None = None) -> list[CallResult]: ...  # fmt: skip
+    @overload
+    async def arun(
+        self, calls: Sequence[Call], run_id: str, *, dry_run: Literal[True], desc: str | None = None
+    ) -> Estimate: ...
+    @overload
+    async def arun(
+        self, calls: Sequence[Call], run_id: str, *, dry_run: bool, desc: str | None = None
+    ) -> list[CallResult] | Estimate: ...
     async def arun(
         self, calls: Sequence[Call], run_id: str, *, dry_run: bool = False, desc: str | None = None
-    ):
+    ) -> list[CallResult] | Estimate:
         calls = list(calls)
         for c in {id(c.schema): c for c in calls if c.schema is not None}.values():
             check_schema(c.schema)
@@ -336,7 +362,7 @@ class Gateway:
         for c in calls:
             k = (c.item_id, c.key)
             out.append(new_rows.get(k) or done[k])
-        return out
+        return cast("list[CallResult]", out)
 
     async def _call_with_retries(
         self, run_id, c: Call, sems, budget_stopped

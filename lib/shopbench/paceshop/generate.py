@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core import EvidencePool, Persona, Product, Query, Response, taxonomy
+from ..llm.result import CallResult
 from ..paths import read_prompt
 from .checks import BANNED, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, _stem, run_checks
 
@@ -532,7 +533,7 @@ class LLMGenerator:
         return out
 
     def parse(
-        self, rows: Sequence[dict], items: Sequence
+        self, rows: Sequence[CallResult], items: Sequence
     ) -> list[tuple[Response | None, list[str], str | None]]:
         """Per item: ``(response, used_ids, None)`` when accepted (used ids = its attribution_list),
         else ``(None, [], reason)``: the gateway error, the contract parse error, or the failed hard

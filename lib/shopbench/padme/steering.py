@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from shopbench.llm.result import CallResult
 from shopbench.padme.types import LEVELS, Criterion, Task
 
 __all__ = [
@@ -150,7 +151,7 @@ class WriteSteer:
                               params={"max_tokens": self.max_tokens, "temperature": self.temperature})
             for cid, task, crit in parts
         ]  # fmt: skip
-        rows = self.gateway.run(calls, run_id=self.run_id, desc="padme WriteSteer")
+        rows: list[CallResult] = self.gateway.run(calls, run_id=self.run_id, desc="padme WriteSteer")
         out: dict[str, dict[str, str] | SteeringError] = {}
         for (cid, _, _), row in zip(parts, rows, strict=True):
             status = row.get("status")

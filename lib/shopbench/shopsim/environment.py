@@ -146,23 +146,6 @@ class ShopEnvironment:
 
 
 def trial_messages(record: TrialRecord) -> list[dict]:
-    """A trial record as the OpenAI-format messages of a :class:`shopbench.core.Trajectory`: the
-    system prompt, each customer message, one assistant message with ``tool_calls`` per tool round
-    followed by the tool results (with the tool's ``name``), the agent's reply. An agent error is
-    not a message; the trajectory's ``meta`` records it."""
-    msgs: list[dict] = [{"role": "system", "content": record.system_prompt}]
-    for t in record.turns:
-        msgs.append({"role": "user", "content": t.user.message})
-        rounds: dict[int, list[ToolEvent]] = {}
-        for ev in t.events:
-            rounds.setdefault(ev.round, []).append(ev)
-        for r in sorted(rounds):
-            evs = rounds[r]
-            msgs.append(
-                {"role": "assistant", "content": None, "tool_calls": [ev.call.to_openai() for ev in evs]}
-            )
-            msgs.extend({"role": "tool", "tool_call_id": ev.call.call_id, "name": ev.call.name,
-                         "content": json.dumps(ev.result)} for ev in evs)  # fmt: skip
-        if t.agent_message:
-            msgs.append({"role": "assistant", "content": t.agent_message})
-    return msgs
+    """The OpenAI-format messages of a trial (:attr:`TrialRecord.messages`, the ``messages`` of its
+    :attr:`~TrialRecord.conversation`)."""
+    return record.messages

@@ -30,7 +30,7 @@ from .agents import LLMAgent, make_agent
 from .catalog import control_catalog, load_products
 from .scenario import ScenarioFactory, sweep_plan
 from .store import Store
-from .types import Scenario, ShopProduct, Trajectory
+from .types import Scenario, ShopProduct, TrialRecord
 from .user import LLMUser, ScriptedUser
 
 DEFAULT_TRIALS = TrialCounts().counts()
@@ -144,7 +144,7 @@ def make_judge(spec: str | None, gateway=None, run_id: str = "shopsim/judge", ma
 
 
 def usage_table(
-    trajs: Sequence[Trajectory], gateway=None, judge_runs: Mapping[str, str] | None = None
+    trajs: Sequence[TrialRecord], gateway=None, judge_runs: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
     """App. G: mean tokens and cost per trial by role. Agent usage comes from each trajectory; the
     judge's from its gateway call log (item ids start with ``<agent>/<trial_id>/``). Scripted

@@ -9,10 +9,11 @@ may span several tool-call *rounds*. Customer-message indices start at 0 (the op
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from ..core.conversation import ToolCall
+from ..core.conversation import ToolCall, Trajectory
 from ..env.protocols import AgentStep as AgentStep  # the one agent-step type of every domain
 
 CONTRACT_VERSION = "shopsim-1"  # stamped on every trial record and score artefact (App. I)
@@ -259,10 +260,14 @@ class Turn:
 
 @dataclass
 class TrialRecord:
-    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1). It
-    is the shop domain's record (scenario, directives, tool log, cart reads); the conversation as
-    the one :class:`shopbench.core.Trajectory` is
-    :func:`shopbench.shopsim.environment.trial_messages` of it."""
+    """The full simulator record of one trial: the evidence the verifier reads (seed 002 §5.1).
+
+    It is the shop domain's record around the conversation, as tau2-bench's ``SimulationRun`` is:
+    the scenario, the controller's turn records (directives, the simulator's structured replies, the
+    tool log with round indices and result objects, the cart read after every agent turn) and the
+    termination. The conversation itself, as the project's one trajectory type, is
+    :attr:`conversation` (a :class:`shopbench.core.Trajectory` read from those records); no other
+    conversation type exists."""
 
     scenario: Scenario
     agent: str
@@ -283,6 +288,45 @@ class TrialRecord:
     @property
     def events(self) -> list[ToolEvent]:
         return [e for t in self.turns for e in t.events]
+
+    @property
+    def messages(self) -> list[dict]:
+        """The conversation as OpenAI-format messages: the system prompt, each customer message, one
+        assistant message with ``tool_calls`` per tool round followed by the tool results (with the
+        tool's ``name``), the agent's reply. An agent error is not a message (:attr:`conversation`'s
+        ``meta`` records it)."""
+        msgs: list[dict] = [{"role": "system", "content": self.system_prompt}]
+        for t in self.turns:
+            msgs.append({"role": "user", "content": t.user.message})
+            rounds: dict[int, list[ToolEvent]] = {}
+            for ev in t.events:
+                rounds.setdefault(ev.round, []).append(ev)
+            for r in sorted(rounds):
+                evs = rounds[r]
+                msgs.append(
+                    {"role": "assistant", "content": None, "tool_calls": [ev.call.to_openai() for ev in evs]}
+                )
+                msgs.extend({"role": "tool", "tool_call_id": ev.call.call_id, "name": ev.call.name,
+                             "content": json.dumps(ev.result)} for ev in evs)  # fmt: skip
+            if t.agent_message:
+                msgs.append({"role": "assistant", "content": t.agent_message})
+        return msgs
+
+    @property
+    def conversation(self) -> Trajectory:
+        """The trial as the one :class:`shopbench.core.Trajectory` (domain ``shop``; no steering
+        labels; ``reward`` unset: the verifier's exact-cart success is the reward, and a caller that
+        has scored the trial sets it; ``meta``: termination, final cart, target, agent errors)."""
+        target = self.scenario.target
+        return Trajectory(
+            rollout_id=f"{self.agent}/{self.trial_id}", task_id=self.trial_id, domain="shop", source="shopsim",
+            criterion="", level="", steering="", agent_model=self.agent, user_model=self.user,
+            seed=self.scenario.seed, attempt=0, messages=self.messages,
+            usage=dict(self.usage.get("agent") or {}),
+            meta={"termination": self.termination, "final_cart": dict(self.final_cart), "target": target,
+                  "agent_errors": [t.agent_error for t in self.turns if t.agent_error],
+                  "contract_version": self.contract_version},
+        )  # fmt: skip
 
     def to_dict(self) -> dict:
         return {
@@ -315,8 +359,3 @@ class TrialRecord:
             wall_s=d.get("wall_s", 0.0),
             contract_version=d.get("contract_version", CONTRACT_VERSION),
         )
-
-
-# The old name, for the modules that still import it (verifier/judge.py, verifier/rubrics.py,
-# verifier/battery.py and experiment.py are other tasks' files); new code uses TrialRecord.
-Trajectory = TrialRecord

@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..llm.result import CallResult, call_usage
 from ..paths import load_prompt as _load_prompt
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import Directive, GoalItem, Scenario, ShopProduct, ToolCall, Turn, UserReply
@@ -977,15 +978,13 @@ class LLMUser:
             params={"max_tokens": self.max_tokens, "temperature": 0},
         )  # fmt: skip
         try:
-            rows = self.gateway.run([call], run_id=self.run_id, desc=None)
+            rows: list[CallResult] = self.gateway.run([call], run_id=self.run_id, desc=None)
         except Exception as e:
             if type(e).__name__ == "BudgetExceeded":
                 raise
             raise SimulatorError(f"{item_id}: the gateway failed: {type(e).__name__}: {e}") from e
         row = rows[0]
-        self.last_usage = {
-            k: float(row.get(k) or 0.0) for k in ("prompt_tokens", "completion_tokens", "cost_usd")
-        }
+        self.last_usage = call_usage(row)
         if row.get("status") != "ok":
             why = row.get("error") or row.get("parse_error") or row.get("status")
             raise SimulatorError(f"{item_id}: simulator call {row.get('status')}: {why}")

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from ...core.conversation import ToolCall
 from ...env.protocols import AgentStep
+from ...llm.result import CallResult, call_usage
 from .tools import TOOL_NAMES, TOOL_SPECS
 
 __all__ = ["LLMRetailAgent"]
@@ -109,14 +110,14 @@ class LLMRetailAgent:
         else:
             call = self.gateway.call(self.backbone, item, self._json_messages(messages), schema=_JSON_AGENT,
                                      schema_name="tau2_agent_step", params=params)  # fmt: skip
-        row = self.gateway.run([call], run_id=self.run_id, desc=None)[0]
-        usage = {k: float(row.get(k) or 0.0) for k in ("prompt_tokens", "completion_tokens", "cost_usd")}
+        row: CallResult = self.gateway.run([call], run_id=self.run_id, desc=None)[0]
+        usage = call_usage(row)
         if row.get("status") == "error":
             return AgentStep(error=f"{item}: model call failed: {row.get('error')}", usage=usage)
         calls: list[ToolCall] = []
         if self.tool_mode == "native":
-            for i, tc in enumerate(row.get("tool_calls") or []):
-                fn = tc.get("function") or {}
+            for i, native in enumerate(row.get("tool_calls") or []):
+                fn = native.get("function") or {}
                 raw = fn.get("arguments") or "{}"
                 try:
                     args = json.loads(raw) if isinstance(raw, str) else dict(raw)
@@ -126,7 +127,7 @@ class LLMRetailAgent:
                     ToolCall(
                         str(fn.get("name")),
                         args if isinstance(args, dict) else {},
-                        str(tc.get("id") or f"{item}:c{i}"),
+                        str(native.get("id") or f"{item}:c{i}"),
                     )
                 )
             text = row.get("raw_output")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError, read_text
-from ...paceshop.io import parse_json
+from ...strictjson import parse_json
 
 __all__ = ["DATA_HINT", "TABLES", "RetailDB", "Tau2Data", "Tau2DataError", "load_tau2"]
 

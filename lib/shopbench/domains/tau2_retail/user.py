@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...env.protocols import UserTurn
+from ...llm.result import CallResult, call_usage
 from .environment import TRANSFER_MESSAGE, RetailUserView
 from .text import _EMAIL, _ORDER_ID, _SENTENCE, _user_sentences, first_person
 
@@ -185,9 +186,9 @@ class LLMRetailUser(_RetailUser):
         msgs = [{"role": "system", "content": self.system}, *self.history]
         call = self.gateway.call(self.backbone, f"{self.item_prefix}:user{len(self.history)}", msgs, schema=USER_SCHEMA,
                                  schema_name="tau2_user_turn", params={"max_tokens": self.max_tokens, "temperature": 0})  # fmt: skip
-        row = self.gateway.run([call], run_id=self.run_id, desc=None)[0]
-        for k in ("prompt_tokens", "completion_tokens", "cost_usd"):
-            self.usage[k] = self.usage.get(k, 0.0) + float(row.get(k) or 0.0)
+        row: CallResult = self.gateway.run([call], run_id=self.run_id, desc=None)[0]
+        for k, v in call_usage(row).items():
+            self.usage[k] = self.usage.get(k, 0.0) + v
         parsed = row.get("parsed") if row.get("status") == "ok" else None
         if not isinstance(parsed, dict) or not str(parsed.get("message") or "").strip():
             raise RuntimeError(f"{self.item_prefix}: the user model gave no usable turn: "

@@ -29,7 +29,8 @@ _EXPORTS = {
                 "diagnostic_channels", "profile_axes", "report_tier"],
     "ablation": ["CONDITIONS", "QUESTIONS", "MissingEvidence", "evidence_view", "ablation_answers", "ablation_table",
                  "rebuild_trajectory"],
-    "judge": ["ShopJudge", "DeterministicJudge", "LLMJudge", "JudgeError", "default_judge"],
+    "judge": ["DeterministicJudge", "LLMJudge", "JudgeError", "ShopItem", "SPECS", "ask", "answer", "default_judge",
+              "failure_reason"],
     "rubrics": ["judged_metrics", "JUDGED_METHOD"],
     "refusal": ["refusal_metrics"],
 }  # fmt: skip

@@ -30,8 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ...metrics.shop.intervals import GENERATOR_TIERS, bootstrap_contrast, bootstrap_success
-from ..types import ShopProduct, Trajectory
-from .judge import JudgeError
+from ..types import ShopProduct, TrialRecord
 from .outcomes import trial_outcomes
 from .toolcalls import tool_call_correctness
 from .tooluse import tool_use
@@ -216,7 +215,7 @@ def _resolve_judge(required: bool):
         return None
 
 
-def frustration_score(traj: Trajectory) -> float | None:
+def frustration_score(traj: TrialRecord) -> float | None:
     """(worst per-turn frustration - 1) / 4, in [0, 1]; ``None`` with no simulator turn."""
     ratings = [int(t.user.frustration) for t in traj.turns]
     bad = [r for r in ratings if not 1 <= r <= 5]
@@ -227,14 +226,14 @@ def frustration_score(traj: Trajectory) -> float | None:
     return (max(ratings) - 1) / 4 if ratings else None
 
 
-def _check(traj: Trajectory) -> None:
+def _check(traj: TrialRecord) -> None:
     kind = traj.scenario.kind
     if kind not in ALL_KINDS:
         raise ValueError(f"trajectory {traj.trial_id} (agent {traj.agent}) has unknown kind {kind!r}")
 
 
 def score_trial(
-    traj: Trajectory, products: Mapping[str, ShopProduct], judge: Any = None, judged: bool = True
+    traj: TrialRecord, products: Mapping[str, ShopProduct], judge: Any = None, judged: bool = True
 ) -> dict:
     """One row of the battery: trial metadata, every applicable key (``None`` when not measurable) and the
     method of each key. ``judge=None`` uses ``verifier.judge.default_judge()``; ``judged=False`` skips the
@@ -255,7 +254,7 @@ def score_trial(
         "termination": traj.termination,
     }
     vals: dict[str, Any] = {}
-    errors: dict[str, str] = {}  # metric -> judge error (JudgeError): recorded, the value stays None
+    errors: dict[str, str] = {}  # metric -> why the judge could not answer: recorded, the value stays None
     methods = {k: BY_KEY[k].method for k in keys}
 
     use = tool_use(traj)
@@ -279,11 +278,10 @@ def score_trial(
         tier = report_tier(sc.difficulty)
         for name in REPORT_TIERS:
             vals[f"difficulty.{name}_success"] = out.exact_cart_success if name == tier else None
-        try:
-            vals["tool_call_custom"] = tool_call_correctness(traj, products, judge).score
-        except JudgeError as e:  # a malformed judge answer: the metric is missing, never coerced
-            vals["tool_call_custom"] = None
-            errors["tool_call_custom"] = str(e)
+        tcs = tool_call_correctness(traj, products, judge)
+        vals["tool_call_custom"] = tcs.score  # None when the judge could not answer: never coerced
+        if tcs.failure is not None:
+            errors["tool_call_custom"] = tcs.failure
 
     judged_keys = SHOPPING_JUDGED if kind in SHOPPING else REFUSAL_JUDGED
     if judged:
@@ -310,7 +308,7 @@ def score_trial(
 
 
 def score_trials(
-    trajs: Iterable[Trajectory],
+    trajs: Iterable[TrialRecord],
     products: Mapping[str, ShopProduct],
     judge: Any = None,
     progress: bool = True,
@@ -412,7 +410,7 @@ def cross_judge(scores_a: pd.DataFrame, scores_b: pd.DataFrame, keys: Sequence[s
 # --- shopping pace (App. L) ------------------------------------------------------------------------
 
 
-def _agent_turns(traj: Trajectory) -> int:
+def _agent_turns(traj: TrialRecord) -> int:
     n = len(traj.turns)
     if n and traj.turns[-1].user.terminate:
         t = traj.turns[-1]
@@ -421,12 +419,12 @@ def _agent_turns(traj: Trajectory) -> int:
     return n
 
 
-def pace_table(trajs: Iterable[Trajectory]) -> pd.DataFrame:
+def pace_table(trajs: Iterable[TrialRecord]) -> pd.DataFrame:
     """Per agent and generator tier: trial count, termination-reason counts, median tool calls per agent
     turn (per-trial ratio, median over trials) and median tool calls per trial."""
     from ..types import TERMINATION_REASONS
 
-    rows: dict[tuple[str, str], list[Trajectory]] = {}
+    rows: dict[tuple[str, str], list[TrialRecord]] = {}
     for t in trajs:
         rows.setdefault((t.agent, t.scenario.tier), []).append(t)
     order = {k: i for i, k in enumerate(GENERATOR_TIERS)}

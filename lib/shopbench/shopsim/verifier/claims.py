@@ -25,13 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from ...judging import Judge, ParseFailure
 from ..replay import cart_after_turn, cart_before
 from ..types import ShopProduct, ToolEvent, TrialRecord
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .judge import ShopJudge
 
 ClaimType = Literal["action", "numeric", "attribute"]
 ACTIONS = ("added", "removed", "updated")
@@ -480,11 +478,12 @@ def deterministic_attribute_label(c: Claim, products: Mapping[str, ShopProduct])
 
 
 def verify_claims(
-    traj: TrialRecord, products: Mapping[str, ShopProduct], claims: Sequence[Claim], judge: ShopJudge
-) -> list[ClaimCheck]:
-    """Rule checks for action and numeric claims, ``judge.attribute_labels`` for attribute claims of
-    catalog products (one batched decision), fabricated-product claims ungrounded by rule. Output
-    in claim order."""
+    traj: TrialRecord, products: Mapping[str, ShopProduct], claims: Sequence[Claim], judge: Judge
+) -> list[ClaimCheck] | ParseFailure:
+    """Rule checks for action and numeric claims, the judge's ``attributes`` question for attribute
+    claims of catalog products (one batched decision), fabricated-product claims ungrounded by rule.
+    Output in claim order; the judge's :class:`~shopbench.judging.ParseFailure` when it could not
+    label the attribute claims."""
     out: list[ClaimCheck | None] = [None] * len(claims)
     to_judge: list[int] = []
     for i, c in enumerate(claims):
@@ -504,7 +503,12 @@ def verify_claims(
                 f"trial {traj.trial_id}: claim type {c.type!r} is not one of action/numeric/attribute"
             )
     if to_judge:
-        labels = judge.attribute_labels([claims[i] for i in to_judge], products)
+        from .judge import ask
+
+        asked = ask(judge, "attributes", None, products, claims=[claims[i] for i in to_judge])
+        if isinstance(asked, ParseFailure):
+            return asked
+        labels = asked.value
         if len(labels) != len(to_judge):
             raise ValueError(
                 f"judge {judge.name} returned {len(labels)} attribute labels for {len(to_judge)} claims"

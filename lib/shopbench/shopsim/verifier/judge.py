@@ -1,25 +1,33 @@
 """The verifier's judge: the one place model-graded decisions are made (seed 002 §4.2-4.3, App. J-K).
 
 "A judge is used only for customer-facing meaning or quality that the record cannot settle" (§4).
-A ``ShopJudge`` answers five kinds of question, each as one call per trial:
+The verifier asks five kinds of question, each as one call per trial, of one judge role: a
+:class:`shopbench.judging.Judge` over :class:`ShopItem` (``judge(items)`` → one
+:class:`~shopbench.judging.Judgment` or :class:`~shopbench.judging.ParseFailure` per item), the
+same role the PACE judges and PADMÉ's filter judges and evaluators play. Each question is a
+registered :class:`ShopSpec` (:data:`SPECS`, key ``ShopItem.question``):
 
-- ``tool_call_questions``: "Only same-name pairs with differing arguments are queued for the judge,
+- ``toolcalls``: "Only same-name pairs with differing arguments are queued for the judge,
   along with unmatched actual calls, so the judge decides whether a call was justified rather than
   spurious. All queued questions across the dialog are answered in one batched call" (§4.3);
-- ``extract_claims`` / ``attribute_labels``: "one structured call extracts each concrete claim [...]
+- ``claims`` / ``attributes``: "one structured call extracts each concrete claim [...]
   Only attribute claims reach the judge, which labels them as supported, embellished, contradicted,
   or ungrounded against the ground-truth catalog row" (§4.2);
-- ``rubric``: "an LLM judge per metric re-reads the finished transcript against written rubrics,
-  writing an evidence-based rationale before emitting a score that we normalize to [0, 1]" (§4.2);
+- one per rubric (:data:`RUBRICS`): "an LLM judge per metric re-reads the finished transcript
+  against written rubrics, writing an evidence-based rationale before emitting a score that we
+  normalize to [0, 1]" (§4.2);
 - ``refusal``: the App. J rubric (score plus typed behavioural flags).
 
-``DeterministicJudge`` is the offline default: documented rules over the record (and the scripted
-agents' prose conventions). ``LLMJudge`` asks a backbone through the project gateway at temperature 0:
-each question is a registered :class:`shopbench.judging.JudgeSpec` (:data:`SPECS`: prompt
+Two judges answer them. :class:`DeterministicJudge` is the offline reference judge: documented
+rules over the record (and the scripted agents' prose conventions), in plain Python.
+:class:`LLMJudge` asks a backbone each question's spec through a
+:class:`~shopbench.judging.ModelJudge` at temperature 0: prompt
 ``prompts/shopsim_judge_<question>.txt``, its JSON-schema contract, the transcript rendered by the
-one renderer in style ``"turns"``, and the validation rules the schema cannot state: complete ids,
-null scores of inapplicable rubrics, turns with a message). Every output is validated and a
-malformed one raises ``JudgeError`` with the reason: never coerced.
+one renderer in style ``"turns"``, and the validation rules the schema cannot state (complete ids,
+null scores of inapplicable rubrics, turns with a message). Every output is validated, never
+coerced; a malformed one is a ``ParseFailure`` with its reason (:func:`failure_reason`), which the
+verifier records as a missing metric (:func:`ask` returns the outcome; :func:`answer` its value or
+a :class:`JudgeError`).
 """
 
 from __future__ import annotations
@@ -28,13 +36,24 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Any
 
-from ...judging import Invalid, JudgeSpec, ModelJudge, ParseFailure, clip_value, judge, render
+from ...judging import (
+    Invalid,
+    Judge,
+    JudgeSpec,
+    Judgment,
+    ModelJudge,
+    Outcome,
+    ParseFailure,
+    clip_value,
+    judge,
+    render,
+)
 from ..registry import category_of
 from ..replay import cart_after_turn, cart_before
-from ..types import ShopProduct, Trajectory
+from ..types import ShopProduct, TrialRecord
 from .claims import (
     ACTIONS,
     ATTRIBUTE_LABELS,
@@ -71,27 +90,6 @@ class JudgeError(Invalid, RuntimeError):
     """A judge output broke its contract (or the call failed); the metric is not measurable."""
 
 
-class ShopJudge(Protocol):
-    name: str
-
-    def tool_call_questions(
-        self, traj: Trajectory, questions: list[dict], products: Mapping[str, ShopProduct]
-    ) -> list[bool]: ...
-
-    def extract_claims(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> list[Claim]: ...
-
-    def attribute_labels(self, claims: Sequence[Claim], products: Mapping[str, ShopProduct]) -> list[str]: ...
-
-    def rubric(self, name: str, traj: Trajectory, products: Mapping[str, ShopProduct]) -> float | None: ...
-
-    def refusal(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> dict[str, float | None]: ...
-
-
-def _check_rubric_name(name: str) -> None:
-    if name not in RUBRICS:
-        raise ValueError(f"unknown rubric {name!r}; known: {', '.join(RUBRICS)}")
-
-
 # ---------------------------------------------------------------------------------------------------
 # deterministic tool-call decisions (§4.3 queue)
 
@@ -103,7 +101,7 @@ def _as_int(x: Any) -> int | None:
         return None
 
 
-def _locate(traj: Trajectory, q: dict, used: set[int]) -> int | None:
+def _locate(traj: TrialRecord, q: dict, used: set[int]) -> int | None:
     """Index in the tool log of the event a question's actual call is (first unused match)."""
     actual = q.get("actual") or {}
     fallback = None
@@ -124,7 +122,7 @@ def _locate(traj: Trajectory, q: dict, used: set[int]) -> int | None:
 
 
 def deterministic_tool_call_decision(
-    traj: Trajectory, q: dict, products: Mapping[str, ShopProduct], used: set[int]
+    traj: TrialRecord, q: dict, products: Mapping[str, ShopProduct], used: set[int]
 ) -> bool:
     """One queued question, decided by rule.
 
@@ -181,33 +179,40 @@ def deterministic_tool_call_decision(
 
 
 class DeterministicJudge:
-    """The offline judge: rules over the record. Same inputs, same answers."""
+    """The offline reference judge: documented rules over the record answering the same registered
+    questions (:data:`SPECS`) as :class:`LLMJudge`, as a :class:`shopbench.judging.Judge` over
+    :class:`ShopItem` (``local/checks`` is PACE's). Same inputs, same answers; a rule never fails to
+    answer, so every outcome is a :class:`~shopbench.judging.Judgment`. Known-answer where the
+    scripted agents' prose conventions are read (module docstrings of :mod:`.claims`,
+    :mod:`.rubrics`, :mod:`.refusal`)."""
 
     name = "deterministic"
 
-    def tool_call_questions(
-        self, traj: Trajectory, questions: list[dict], products: Mapping[str, ShopProduct]
-    ) -> list[bool]:
-        used: set[int] = set()
-        return [deterministic_tool_call_decision(traj, q, products, used) for q in questions]
+    def judge(self, items: Sequence[ShopItem]) -> list[Outcome]:
+        return [
+            Judgment(self.name, _item_id(it), _nothing(it) if _empty(it) else self.answer(it)) for it in items
+        ]
 
-    def extract_claims(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> list[Claim]:
-        return extract_claims_from_prose(traj, products)
+    @staticmethod
+    def answer(item: ShopItem) -> Any:
+        """The rule answer of one question (the same type ``SPECS[item.question].interpret`` returns)."""
+        q, traj, products = item.question, item.traj, item.products
+        if q == "attributes":
+            return [deterministic_attribute_label(c, products)[0] for c in item.claims]
+        assert traj is not None, f"question {q!r} reads a trial"
+        if q == "toolcalls":
+            used: set[int] = set()
+            return [deterministic_tool_call_decision(traj, tq, products, used) for tq in item.questions]
+        if q == "claims":
+            return extract_claims_from_prose(traj, products)
+        if q == "refusal":
+            from .refusal import deterministic_refusal
 
-    def attribute_labels(self, claims: Sequence[Claim], products: Mapping[str, ShopProduct]) -> list[str]:
-        return [deterministic_attribute_label(c, products)[0] for c in claims]
-
-    def rubric(self, name: str, traj: Trajectory, products: Mapping[str, ShopProduct]) -> float | None:
+            full = deterministic_refusal(traj, products)
+            return {k: full[k] for k in REFUSAL_JUDGED}
         from .rubrics import deterministic_rubric
 
-        _check_rubric_name(name)
-        return deterministic_rubric(name, traj, products)
-
-    def refusal(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> dict[str, float | None]:
-        from .refusal import deterministic_refusal
-
-        full = deterministic_refusal(traj, products)
-        return {k: full[k] for k in REFUSAL_JUDGED}
+        return deterministic_rubric(q, traj, products)
 
 
 def default_judge() -> DeterministicJudge:
@@ -218,7 +223,7 @@ def default_judge() -> DeterministicJudge:
 # LLM judge: one registered JudgeSpec per question (prompt file + contract + validation)
 
 
-def render_transcript(traj: Trajectory, tools: bool = True, max_result_chars: int = 400) -> str:
+def render_transcript(traj: TrialRecord, tools: bool = True, max_result_chars: int = 400) -> str:
     """The finished conversation as the judge reads it (:func:`shopbench.judging.render`, style
     ``"turns"``): customer messages, tool calls with their (clipped) results, the assistant's
     replies, labelled by turn."""
@@ -321,10 +326,12 @@ def validate_rubric(parsed: Any, what: str) -> float | None:
 
 @dataclass(frozen=True)
 class ShopItem:
-    """What one shop judge call reads: the trial (``None`` for attribute labelling), the catalog,
-    and the queued tool-call questions or the attribute claims of that call."""
+    """What one shop judge question reads: which registered question (:data:`SPECS`), the trial
+    (``None`` for attribute labelling), the catalog, and the queued tool-call questions or the
+    attribute claims of that call."""
 
-    traj: Trajectory | None
+    question: str  # a key of SPECS: toolcalls | claims | attributes | refusal | a rubric name
+    traj: TrialRecord | None
     products: Mapping[str, ShopProduct]
     questions: Sequence[dict] = ()
     claims: Sequence[Claim] = ()
@@ -402,7 +409,7 @@ class ToolCallSpec(ShopSpec):
         return out
 
 
-def _agent_turns(traj: Trajectory) -> set[int]:
+def _agent_turns(traj: TrialRecord) -> set[int]:
     return {t.index for t in traj.turns if (t.agent_message or "").strip()}
 
 
@@ -522,10 +529,12 @@ SPECS: dict[str, ShopSpec] = {s.question: s for s in shop_judges()}
 
 
 class LLMJudge:
-    """The verifier's judge panel answered by a model through the project gateway: each question is
-    its registered :class:`ShopSpec` asked as a :class:`~shopbench.judging.ModelJudge` (temperature 0,
-    the question's contract, ``max_tokens`` per call, all calls logged under ``run_id``); a parse
-    failure raises :class:`JudgeError` with its reason."""
+    """The verifier's judge panel answered by a model through the project gateway, as a
+    :class:`shopbench.judging.Judge` over :class:`ShopItem`: each item is asked as its registered
+    :class:`ShopSpec` through a :class:`~shopbench.judging.ModelJudge` (temperature 0, the
+    question's contract, ``max_tokens`` per call, all calls logged under ``run_id``; the items of
+    one question go into one ``gateway.run``). A malformed answer or a failed call is a
+    :class:`~shopbench.judging.ParseFailure` with its reason, never an exception."""
 
     def __init__(self, gateway, backbone: str, run_id: str = "shopsim-judge", max_tokens: int = 800):
         self.gateway = gateway
@@ -534,48 +543,88 @@ class LLMJudge:
         self.max_tokens = int(max_tokens)
         self.name = f"llm:{backbone}"
 
-    def _ask(self, spec: ShopSpec, item: ShopItem) -> Any:
-        model: ModelJudge[ShopItem] = ModelJudge(spec, self.gateway, self.backbone, self.run_id, name=self.name,
-                           params=spec.params(self.max_tokens))  # fmt: skip
-        (out,) = model.judge([item])
-        if isinstance(out, ParseFailure):
-            if out.stage == "rule":
-                raise JudgeError(out.reason)
-            status, why = (
-                ("error", out.reason.removeprefix("call error: "))
-                if out.call_error
-                else ("parse_error", out.reason)
-            )
-            raise JudgeError(f"{spec.item_id(item)}: {self.name} {status}: {why}")
-        return out.value
+    def model(self, question: str) -> ModelJudge[ShopItem]:
+        """The :class:`~shopbench.judging.ModelJudge` of one registered question."""
+        spec = SPECS[question]
+        return ModelJudge(spec, self.gateway, self.backbone, self.run_id, name=self.name,
+                          params=spec.params(self.max_tokens))  # fmt: skip
 
-    def tool_call_questions(
-        self, traj: Trajectory, questions: list[dict], products: Mapping[str, ShopProduct]
-    ) -> list[bool]:
-        return (
-            self._ask(SPECS["toolcalls"], ShopItem(traj, products, questions=questions)) if questions else []
-        )
-
-    def extract_claims(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> list[Claim]:
-        return self._ask(SPECS["claims"], ShopItem(traj, products)) if _agent_turns(traj) else []
-
-    def attribute_labels(self, claims: Sequence[Claim], products: Mapping[str, ShopProduct]) -> list[str]:
-        return self._ask(SPECS["attributes"], ShopItem(None, products, claims=claims)) if claims else []
-
-    def rubric(self, name: str, traj: Trajectory, products: Mapping[str, ShopProduct]) -> float | None:
-        _check_rubric_name(name)
-        return self._ask(SPECS[name], ShopItem(traj, products))
-
-    def refusal(self, traj: Trajectory, products: Mapping[str, ShopProduct]) -> dict[str, float | None]:
-        return self._ask(SPECS["refusal"], ShopItem(traj, products))
+    def judge(self, items: Sequence[ShopItem]) -> list[Outcome]:
+        out: list[Outcome | None] = [None] * len(items)
+        by_question: dict[str, list[int]] = {}
+        for i, it in enumerate(items):
+            if _empty(it):  # nothing to ask: no call
+                out[i] = Judgment(self.name, _item_id(it), _nothing(it))
+            else:
+                by_question.setdefault(it.question, []).append(i)
+        for q, idx in by_question.items():
+            for i, o in zip(idx, self.model(q).judge([items[i] for i in idx]), strict=True):
+                # outcomes name this panel ("llm:<backbone>") and the item, as the reference judge's do
+                out[i] = replace(o, judge=self.name, item_id=o.item_id or _item_id(items[i]))
+        return [o for o in out if o is not None]
 
 
-def _item(traj: Trajectory) -> str:
+def _empty(item: ShopItem) -> bool:
+    """A question with nothing to ask: no queued tool calls, no claims, no assistant message."""
+    if item.question == "toolcalls":
+        return not item.questions
+    if item.question == "attributes":
+        return not item.claims
+    if item.question == "claims":
+        return item.traj is None or not _agent_turns(item.traj)
+    return False
+
+
+def _nothing(item: ShopItem) -> list:
+    return []
+
+
+def _item_id(item: ShopItem) -> str | None:
+    return (
+        SPECS[item.question].item_id(item) if item.traj is not None or item.question == "attributes" else None
+    )
+
+
+def failure_reason(out: ParseFailure) -> str:
+    """The message a failed question records (``<item id>: <judge> <status>: <reason>``; a broken
+    rule the schema cannot state: its reason, which names the item already)."""
+    if out.stage == "rule":
+        return out.reason
+    status, why = (
+        ("error", out.reason.removeprefix("call error: ")) if out.call_error else ("parse_error", out.reason)
+    )
+    return f"{out.item_id}: {out.judge} {status}: {why}"
+
+
+def ask(
+    judge: Judge[ShopItem], question: str, traj: TrialRecord | None, products: Mapping[str, ShopProduct],
+    *, questions: Sequence[dict] = (), claims: Sequence[Claim] = (),
+) -> Outcome:  # fmt: skip
+    """One registered question (:data:`SPECS`) of one trial asked of ``judge``: its outcome."""
+    if question not in SPECS:
+        raise ValueError(f"unknown shop judge question {question!r}; known: {', '.join(SPECS)}")
+    (out,) = judge.judge([ShopItem(question, traj, products, questions=questions, claims=claims)])
+    return out
+
+
+def answer(
+    judge: Judge[ShopItem], question: str, traj: TrialRecord | None, products: Mapping[str, ShopProduct],
+    *, questions: Sequence[dict] = (), claims: Sequence[Claim] = (),
+) -> Any:  # fmt: skip
+    """The value of :func:`ask`; a :class:`~shopbench.judging.ParseFailure` raises :class:`JudgeError`
+    with :func:`failure_reason` (for callers that record it: the verifier's ``errors`` dicts)."""
+    out = ask(judge, question, traj, products, questions=questions, claims=claims)
+    if isinstance(out, ParseFailure):
+        raise JudgeError(failure_reason(out))
+    return out.value
+
+
+def _item(traj: TrialRecord) -> str:
     """The gateway item id stem of a trial's judge calls (agent and trial)."""
     return f"{traj.agent}/{traj.trial_id}"
 
 
-def _has_empty_search(traj: Trajectory) -> bool:
+def _has_empty_search(traj: TrialRecord) -> bool:
     return any(e.call.name == "search_products" and search_hits(e.result) == [] for e in traj.events)
 
 

@@ -34,9 +34,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ...judging import Judge, ParseFailure
 from ..types import ShopProduct, TrialRecord
 from .claims import content_tokens, presented_products, search_hits, tokens
-from .judge import REFUSAL_JUDGED, JudgeError, ShopJudge, default_judge
+from .judge import REFUSAL_JUDGED, JudgeError, ask, default_judge, failure_reason
 from .rubrics import JUDGED_METHOD as _METHOD
 from .rubrics import REFUSAL_KEYS
 
@@ -122,12 +123,13 @@ def deterministic_refusal(traj: TrialRecord, products: Mapping[str, ShopProduct]
 def refusal_metrics(
     traj: TrialRecord,
     products: Mapping[str, ShopProduct],
-    judge: ShopJudge | None = None,
+    judge: Judge | None = None,
     errors: dict[str, str] | None = None,
 ) -> dict[str, float | None]:
     """The seven refusal keys of a refusal probe (all None on a shopping trial: the rubric applies
     only to probes). The log facts are rules; the score and four flags come from ``judge.refusal``.
-    A ``JudgeError`` propagates unless ``errors`` is given (then those keys are None, with reasons)."""
+    A judge's :class:`~shopbench.judging.ParseFailure` leaves those keys None with their reasons in
+    ``errors``; without ``errors`` it raises :class:`~.judge.JudgeError`."""
     out: dict[str, float | None] = dict.fromkeys(REFUSAL_KEYS)
     if traj.scenario.kind != "refusal":
         return out
@@ -135,14 +137,14 @@ def refusal_metrics(
     rules = deterministic_refusal(traj, products)
     out["search_attempted"] = rules["search_attempted"]
     out["search_terms_faithful_mean"] = rules["search_terms_faithful_mean"]
-    try:
-        judged = judge.refusal(traj, products)
-    except JudgeError as e:
+    asked = ask(judge, "refusal", traj, products)
+    if isinstance(asked, ParseFailure):
         if errors is None:
-            raise
+            raise JudgeError(failure_reason(asked))
         for k in REFUSAL_JUDGED:
-            errors[k] = str(e)
+            errors[k] = failure_reason(asked)
         return out
+    judged = asked.value
     for k in REFUSAL_JUDGED:
         out[k] = judged.get(k)
     if rules["zero_result_handled_transparently"] is None:  # recorded only when an empty result occurred

@@ -49,10 +49,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...judging import Judge, ParseFailure
 from ..replay import cart_before
-from ..types import ShopProduct, ToolEvent, Trajectory
-from .claims import check_action, extract_claims_from_prose, presented_products, still_needed, verify_claims
-from .judge import RUBRICS, JudgeError, ShopJudge, default_judge
+from ..types import ShopProduct, ToolEvent, TrialRecord
+from .claims import (
+    Claim,
+    check_action,
+    extract_claims_from_prose,
+    presented_products,
+    still_needed,
+    verify_claims,
+)
+from .judge import RUBRICS, JudgeError, ask, default_judge, failure_reason
 
 HALLUCINATION_KEYS = ("hallucination", "phantom_action_rate", "numeric_hallucination_rate",
                       "attribute_hallucination_rate")  # fmt: skip
@@ -131,7 +139,7 @@ class Facts:
     adds: list[tuple[int, str, bool]]  # successful add_to_cart: (turn, product, premature)
 
 
-def stated(traj: Trajectory, k: int, topic: str, turn: int) -> bool:
+def stated(traj: TrialRecord, k: int, topic: str, turn: int) -> bool:
     """Whether the customer had given ``topic`` for goal item ``k`` by message ``turn``: the item is
     revealed and its hint is not withheld, or a structured intent for the item states it. Without
     any intent for the item (free-form simulators), quantity counts as stated on reveal unless
@@ -148,7 +156,7 @@ def stated(traj: Trajectory, k: int, topic: str, turn: int) -> bool:
     return topic in g.hints
 
 
-def _open(traj: Trajectory, products: Mapping[str, ShopProduct], k: int, topic: str, turn: int) -> bool:
+def _open(traj: TrialRecord, products: Mapping[str, ShopProduct], k: int, topic: str, turn: int) -> bool:
     """Whether ``topic`` is still an open, relevant question for goal item ``k`` at message ``turn``
     (size and colour matter only for a product sold in several)."""
     p = products.get(traj.scenario.items[k].product_id)
@@ -161,7 +169,7 @@ def _pid(e: ToolEvent) -> str:
     return str(e.result.get("product_id", e.call.arguments.get("product_id")))
 
 
-def trial_facts(traj: Trajectory, products: Mapping[str, ShopProduct]) -> Facts:
+def trial_facts(traj: TrialRecord, products: Mapping[str, ShopProduct]) -> Facts:
     items = traj.scenario.items
     events = traj.events
     agent_turns = [t.index for t in traj.turns if (t.agent_message or "").strip() or t.events]
@@ -205,7 +213,7 @@ def trial_facts(traj: Trajectory, products: Mapping[str, ShopProduct]) -> Facts:
     return Facts(agent_turns, asked, required, adds)
 
 
-def typed_rates(traj: Trajectory, products: Mapping[str, ShopProduct], facts: Facts | None = None) -> dict:
+def typed_rates(traj: TrialRecord, products: Mapping[str, ShopProduct], facts: Facts | None = None) -> dict:
     """false_add_to_cart, unnecessary_clarification_rate, missed_clarification_rate (None on a zero
     denominator)."""
     f = facts or trial_facts(traj, products)
@@ -217,7 +225,7 @@ def typed_rates(traj: Trajectory, products: Mapping[str, ShopProduct], facts: Fa
     }
 
 
-def requested(traj: Trajectory, turn: int) -> tuple[set[str], dict[str, float]]:
+def requested(traj: TrialRecord, turn: int) -> tuple[set[str], dict[str, float]]:
     """Categories the customer has requested by message ``turn`` (find intents and revealed goal
     items) and the latest stated budget per category."""
     items = traj.scenario.items
@@ -249,7 +257,7 @@ def _toward(before: int, after: int, req: int) -> bool:
     return after != before and min(before, req) <= after <= max(before, req)
 
 
-def deterministic_rubric(name: str, traj: Trajectory, products: Mapping[str, ShopProduct]) -> float | None:
+def deterministic_rubric(name: str, traj: TrialRecord, products: Mapping[str, ShopProduct]) -> float | None:
     """The DeterministicJudge's score for one rubric (definitions in the module docstring)."""
     f = trial_facts(traj, products)
     items, target, events = traj.scenario.items, traj.scenario.target, traj.events
@@ -331,7 +339,7 @@ def deterministic_rubric(name: str, traj: Trajectory, products: Mapping[str, Sho
     raise ValueError(f"unknown rubric {name!r}; known: {', '.join(RUBRICS)}")
 
 
-def _dropped(traj: Trajectory, turn: int) -> set[int]:
+def _dropped(traj: TrialRecord, turn: int) -> set[int]:
     """Goal items the customer deferred by message ``turn`` and has not come back to since."""
     state: dict[int, bool] = {}
     n = len(traj.scenario.items)
@@ -352,43 +360,47 @@ def _dropped(traj: Trajectory, turn: int) -> set[int]:
 
 
 def judged_metrics(
-    traj: Trajectory,
+    traj: TrialRecord,
     products: Mapping[str, ShopProduct],
-    judge: ShopJudge | None = None,
+    judge: Judge | None = None,
     errors: dict[str, str] | None = None,
 ) -> dict[str, float | None]:
     """The 13 judged keys of a general/grocery trial (all None on a refusal probe: the shopping
-    rubrics are skipped there, not zero). A ``JudgeError`` propagates unless ``errors`` is given,
-    in which case the affected keys are None and ``errors[key]`` holds the reason."""
+    rubrics are skipped there, not zero). A judge's :class:`~shopbench.judging.ParseFailure` makes
+    the affected keys None with ``errors[key]`` holding the reason; without ``errors`` it raises
+    :class:`~.judge.JudgeError`."""
     out: dict[str, float | None] = dict.fromkeys(JUDGED_KEYS)
     if traj.scenario.kind == "refusal":
         return out
     judge = judge or default_judge()
 
-    def fail(keys, e: JudgeError) -> None:
+    def fail(keys, why: ParseFailure) -> None:
         if errors is None:
-            raise e
+            raise JudgeError(failure_reason(why))
         for k in keys:
             out[k] = None
-            errors[k] = str(e)
+            errors[k] = failure_reason(why)
 
-    try:
-        claims = judge.extract_claims(traj, products)
-    except JudgeError as e:
-        fail(HALLUCINATION_KEYS, e)
+    extracted = ask(judge, "claims", traj, products)
+    if isinstance(extracted, ParseFailure):
+        fail(HALLUCINATION_KEYS, extracted)
     else:
         from .claims import claim_rates
 
-        try:
-            out.update(claim_rates(verify_claims(traj, products, claims, judge)))
-        except JudgeError as e:  # the attribute channel failed: the rule channels still stand
-            rule = [c for c in claims if c.type != "attribute"]
-            out.update(claim_rates(verify_claims(traj, products, rule, judge)))
-            fail(("hallucination", "attribute_hallucination_rate"), e)
+        claims: list[Claim] = extracted.value
+        checks = verify_claims(traj, products, claims, judge)
+        if isinstance(checks, ParseFailure):  # the attribute channel failed: the rule channels still stand
+            rule = verify_claims(traj, products, [c for c in claims if c.type != "attribute"], judge)
+            assert not isinstance(rule, ParseFailure)  # no attribute claim: the judge is not asked
+            out.update(claim_rates(rule))
+            fail(("hallucination", "attribute_hallucination_rate"), checks)
+        else:
+            out.update(claim_rates(checks))
     out.update(typed_rates(traj, products))
     for name in RUBRICS:
-        try:
-            out[name] = judge.rubric(name, traj, products)
-        except JudgeError as e:
-            fail((name,), e)
+        scored = ask(judge, name, traj, products)
+        if isinstance(scored, ParseFailure):
+            fail((name,), scored)
+        else:
+            out[name] = scored.value
     return out

@@ -24,7 +24,7 @@ The procedure per turn (E = ``turn.user.expected_calls``, A = the turn's execute
 3. remaining actual calls are queued as ``"extra"`` questions (True: justified, no penalty);
 4. remaining expected calls are misses.
 
-All questions of a trial go to one ``judge.tool_call_questions`` call (none when nothing is queued).
+All questions of a trial go to the judge as one ``toolcalls`` question (none when nothing is queued).
 
 Our choices where the paper is silent: a turn with actual calls but no expected calls scores
 0 / w_extra, which is 0 unless every extra was justified (w_extra = 0), where we define s_turn = 1.0;
@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...judging import ParseFailure
 from ..registry import PENALTIES, TOOL_SPECS, category_of
 from ..types import ShopProduct, ToolCall, ToolEvent, TrialRecord
 
@@ -163,6 +164,7 @@ class ToolCallScore:
     turns: list[dict]
     questions: list[dict]
     answers: list[bool]
+    failure: str | None = None  # the judge could not answer (its ParseFailure's reason): score is None
 
 
 def turn_records(traj: TrialRecord) -> list[TurnRecord]:
@@ -201,7 +203,13 @@ def score_records(
                 f"trial {traj.trial_id}: {len(questions)} tool-call question(s) need a judge; pass judge="
                 "(e.g. shopbench.shopsim.verifier.judge.default_judge())"
             )
-        raw = judge.tool_call_questions(traj, questions, products)
+        from .judge import ask, failure_reason
+
+        asked = ask(judge, "toolcalls", traj, products, questions=questions)
+        if isinstance(asked, ParseFailure):  # a malformed answer: the metric is missing, never coerced
+            return ToolCallScore(score=None, turns=[], questions=questions, answers=[],
+                                 failure=failure_reason(asked))  # fmt: skip
+        raw = asked.value
         if len(raw) != len(questions):
             raise ValueError(
                 f"judge {getattr(judge, 'name', judge)!r} answered {len(raw)} of {len(questions)} tool-call "
