@@ -43,6 +43,27 @@ def test_same_seed_same_scenario_and_transcript(env):
     assert back.to_dict() == t1.to_dict()
 
 
+def test_the_trial_conversation_is_the_one_core_trajectory(env):
+    from shopbench.core import Trajectory
+    from shopbench.shopsim import types
+
+    assert getattr(types, "Trajectory", Trajectory) is Trajectory  # no second trajectory type or alias
+    t = run_trial(_scen(env), make_agent("competent"), ScriptedUser(), env[1])
+    conv = t.conversation
+    assert isinstance(conv, Trajectory) and conv.domain == "shop" and conv.task_id == t.trial_id
+    assert conv.messages == t.messages and conv.messages[0] == {"role": "system", "content": t.system_prompt}
+    users = [m["content"] for m in conv.messages if m["role"] == "user"]
+    assert users == [turn.user.message for turn in t.turns]
+    calls = [c for m in conv.turns if m.role == "assistant" for c in m.tool_calls]
+    assert [(c.name, c.arguments) for c in calls] == [(e.call.name, e.call.arguments) for e in t.events]
+    results = [json.loads(m.text) for m in conv.turns if m.role == "tool"]
+    assert results == [e.result for e in t.events]
+    assert conv.meta["termination"] == t.termination and conv.meta["final_cart"] == t.final_cart
+    # a stored record (JSONL) loads back to the same conversation
+    back = TrialRecord.from_dict(json.loads(json.dumps(t.to_dict())))
+    assert back.conversation == conv
+
+
 class _Crashing:
     name = "crashing"
     system_prompt = "x"

@@ -18,7 +18,7 @@ from .._lazy import lazy_exports
 
 _EXPORTS = {
     ".types": ["CONTRACT_VERSION", "TERMINATION_REASONS", "AgentStep", "GoalItem", "Scenario", "ShopProduct",
-               "ToolCall", "ToolEvent", "Trajectory", "Turn", "Variant"],
+               "ToolCall", "ToolEvent", "TrialRecord", "Turn", "Variant"],
     ".catalog": ["catalog_table", "control_catalog", "load_products", "save_products"],
     ".scenario": ["ScenarioFactory", "make_scenario", "sweep_plan"],
     ".registry": ["TOOL_NAMES", "TOOL_SPECS"],

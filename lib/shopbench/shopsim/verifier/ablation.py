@@ -205,7 +205,10 @@ class _Ctx:
         key = id(view)
         if key not in self._judged:
             judged_metrics, _, _ = battery._judged_functions()
-            self._judged[key] = judged_metrics(rebuild_trajectory(view), view["catalog"], self.judge)
+            # a judge's ParseFailure leaves its metric None (errors recorded, not raised): no answer stops a sweep
+            self._judged[key] = judged_metrics(
+                rebuild_trajectory(view), view["catalog"], self.judge, errors={}
+            )
         return self._judged[key]
 
 
