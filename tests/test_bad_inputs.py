@@ -8,7 +8,8 @@ import pytest
 
 from shopbench.benchmarks.bad_inputs import CASES, Fixtures, classify, run_case
 from shopbench.errors import InputError, UserError
-from shopbench.paceshop.io import parse_json, read_json
+from shopbench.paceshop.io import read_json
+from shopbench.strictjson import parse_json
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, read_text
-from ..strictjson import parse_json
+from ..strictjson import parse_json as parse_json
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -32,7 +32,7 @@ class DataFileError(InputError):
 
 
 # ---- strict reading: every failure is an InputError naming file, place and field -----------------
-# (parse_json and locate live in shopbench.strictjson, where every role can reach them)
+# (parse_json lives in shopbench.strictjson, where every role can reach it; re-exported here)
 
 
 def read_input_text(
