@@ -46,12 +46,16 @@ def test_same_seed_same_scenario_and_transcript(env):
 def test_the_trial_conversation_is_the_one_core_trajectory(env):
     from shopbench.core import Trajectory
     from shopbench.shopsim import types
+    from shopbench.shopsim.environment import trial_messages
 
     assert getattr(types, "Trajectory", Trajectory) is Trajectory  # no second trajectory type or alias
     t = run_trial(_scen(env), make_agent("competent"), ScriptedUser(), env[1])
     conv = t.conversation
     assert isinstance(conv, Trajectory) and conv.domain == "shop" and conv.task_id == t.trial_id
-    assert conv.messages == t.messages and conv.messages[0] == {"role": "system", "content": t.system_prompt}
+    assert conv.messages == trial_messages(t) and conv.messages[0] == {
+        "role": "system",
+        "content": t.system_prompt,
+    }
     users = [m["content"] for m in conv.messages if m["role"] == "user"]
     assert users == [turn.user.message for turn in t.turns]
     calls = [c for m in conv.turns if m.role == "assistant" for c in m.tool_calls]
@@ -62,6 +66,7 @@ def test_the_trial_conversation_is_the_one_core_trajectory(env):
     # a stored record (JSONL) loads back to the same conversation
     back = TrialRecord.from_dict(json.loads(json.dumps(t.to_dict())))
     assert back.conversation == conv
+    assert not hasattr(t, "messages")  # the renderer reads a trial by its turns (tool log paired with calls)
 
 
 class _Crashing:

@@ -25,7 +25,7 @@ from typing import Any
 from ..env.orchestrator import Stop
 from ..env.protocols import Limits, ToolOutcome, ToolRecord, UserTurn
 from .reveal import RevealController
-from .types import Directive, Scenario, ShopProduct, ToolCall, ToolEvent, TrialRecord, Turn
+from .types import Directive, Scenario, ShopProduct, ToolCall, ToolEvent, Turn, trial_messages
 
 __all__ = ["ShopCustomer", "ShopEnvironment", "ShopUserView", "store_products", "trial_messages"]
 
@@ -143,9 +143,3 @@ class ShopEnvironment:
         if reason == Stop.MAX_TURNS:
             return "goal_met" if self.goal_met() else "max_turns"
         return _TERMINATION.get(Stop(reason), reason)
-
-
-def trial_messages(record: TrialRecord) -> list[dict]:
-    """The OpenAI-format messages of a trial (:attr:`TrialRecord.messages`, the ``messages`` of its
-    :attr:`~TrialRecord.conversation`)."""
-    return record.messages

@@ -267,7 +267,8 @@ class TrialRecord:
     tool log with round indices and result objects, the cart read after every agent turn) and the
     termination. The conversation itself, as the project's one trajectory type, is
     :attr:`conversation` (a :class:`shopbench.core.Trajectory` read from those records); no other
-    conversation type exists."""
+    conversation type exists. (The record has no ``messages`` attribute on purpose: the one
+    renderer reads it by its ``turns``, which keep the tool log paired with its calls.)"""
 
     scenario: Scenario
     agent: str
@@ -290,29 +291,6 @@ class TrialRecord:
         return [e for t in self.turns for e in t.events]
 
     @property
-    def messages(self) -> list[dict]:
-        """The conversation as OpenAI-format messages: the system prompt, each customer message, one
-        assistant message with ``tool_calls`` per tool round followed by the tool results (with the
-        tool's ``name``), the agent's reply. An agent error is not a message (:attr:`conversation`'s
-        ``meta`` records it)."""
-        msgs: list[dict] = [{"role": "system", "content": self.system_prompt}]
-        for t in self.turns:
-            msgs.append({"role": "user", "content": t.user.message})
-            rounds: dict[int, list[ToolEvent]] = {}
-            for ev in t.events:
-                rounds.setdefault(ev.round, []).append(ev)
-            for r in sorted(rounds):
-                evs = rounds[r]
-                msgs.append(
-                    {"role": "assistant", "content": None, "tool_calls": [ev.call.to_openai() for ev in evs]}
-                )
-                msgs.extend({"role": "tool", "tool_call_id": ev.call.call_id, "name": ev.call.name,
-                             "content": json.dumps(ev.result)} for ev in evs)  # fmt: skip
-            if t.agent_message:
-                msgs.append({"role": "assistant", "content": t.agent_message})
-        return msgs
-
-    @property
     def conversation(self) -> Trajectory:
         """The trial as the one :class:`shopbench.core.Trajectory` (domain ``shop``; no steering
         labels; ``reward`` unset: the verifier's exact-cart success is the reward, and a caller that
@@ -321,7 +299,7 @@ class TrialRecord:
         return Trajectory(
             rollout_id=f"{self.agent}/{self.trial_id}", task_id=self.trial_id, domain="shop", source="shopsim",
             criterion="", level="", steering="", agent_model=self.agent, user_model=self.user,
-            seed=self.scenario.seed, attempt=0, messages=self.messages,
+            seed=self.scenario.seed, attempt=0, messages=trial_messages(self),
             usage=dict(self.usage.get("agent") or {}),
             meta={"termination": self.termination, "final_cart": dict(self.final_cart), "target": target,
                   "agent_errors": [t.agent_error for t in self.turns if t.agent_error],
@@ -359,3 +337,26 @@ class TrialRecord:
             wall_s=d.get("wall_s", 0.0),
             contract_version=d.get("contract_version", CONTRACT_VERSION),
         )
+
+
+def trial_messages(record: TrialRecord) -> list[dict]:
+    """A trial as OpenAI-format messages (the ``messages`` of :attr:`TrialRecord.conversation`): the
+    system prompt, each customer message, one assistant message with ``tool_calls`` per tool round
+    followed by the tool results (with the tool's ``name``), the agent's reply. An agent error is not
+    a message (the conversation's ``meta`` records it)."""
+    msgs: list[dict] = [{"role": "system", "content": record.system_prompt}]
+    for t in record.turns:
+        msgs.append({"role": "user", "content": t.user.message})
+        rounds: dict[int, list[ToolEvent]] = {}
+        for ev in t.events:
+            rounds.setdefault(ev.round, []).append(ev)
+        for r in sorted(rounds):
+            evs = rounds[r]
+            msgs.append(
+                {"role": "assistant", "content": None, "tool_calls": [ev.call.to_openai() for ev in evs]}
+            )
+            msgs.extend({"role": "tool", "tool_call_id": ev.call.call_id, "name": ev.call.name,
+                         "content": json.dumps(ev.result)} for ev in evs)  # fmt: skip
+        if t.agent_message:
+            msgs.append({"role": "assistant", "content": t.agent_message})
+    return msgs
