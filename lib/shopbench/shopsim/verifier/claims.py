@@ -12,7 +12,7 @@ This module holds the claim record, the deterministic extractor for the scripted
 conventions (``- <Title> (<id>) — $<price>: <phrase>, <phrase>.``, ``I've added <q> × <Title> to your
 cart.``, ``Your cart total is $<x>.``, ``<Title> has <n> in stock.``), the rule checks of the action
 and numeric channels, the deterministic attribute labeller, and the channel rates. Extraction and
-attribute labelling are the judge's (``judge.extract_claims`` / ``judge.attribute_labels``); a claim
+attribute labelling are the judge's (its ``claims`` and ``attributes`` questions); a claim
 naming a product the catalog does not hold is settled here as an ungrounded (fabricated) attribute
 claim without asking the judge.
 

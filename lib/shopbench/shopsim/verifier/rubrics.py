@@ -13,8 +13,8 @@ Table 11's definitions:
 - Unnecessary clarification: "Questions asking for what the customer had already given";
 - Failure to clarify: "Missing questions the request required".
 
-The six rubric scores come from ``judge.rubric`` (an LLM judge reads the transcript; the
-DeterministicJudge applies ``deterministic_rubric`` below). The three typed rates are rules over the
+The six rubric scores are the judge's answers to the rubric questions (``ask(judge, <rubric>, ...)``:
+an LLM judge reads the transcript; the DeterministicJudge applies ``deterministic_rubric`` below). The three typed rates are rules over the
 full simulator record (the reveal directives say when the customer asked to add and which hints it
 withheld), so they are the same whichever judge runs. ``None`` means not measurable on this trial.
 
