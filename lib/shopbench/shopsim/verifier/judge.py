@@ -39,18 +39,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...judging import (
-    Invalid,
-    Judge,
-    JudgeSpec,
-    Judgment,
-    ModelJudge,
-    Outcome,
-    ParseFailure,
-    clip_value,
-    judge,
-    render,
-)
+from ...judging import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFailure, judge
+from ...judging.render import clip_value, render
+from ...judging.spec import Judge, Outcome
 from ..registry import category_of
 from ..replay import cart_after_turn, cart_before
 from ..types import ShopProduct, TrialRecord
