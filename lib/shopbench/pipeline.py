@@ -127,6 +127,8 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
         shutil.rmtree(root / "calls", ignore_errors=True)
         (paper / "artifacts.jsonl").unlink(missing_ok=True)
     os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
+    # executed notebooks have no frontend: text progress bars that finish (shopbench.progress)
+    os.environ.setdefault("SHOPBENCH_PROGRESS", "text")
     t0 = time.perf_counter()
     nbs: list[dict] = []
     outcome: dict[str, str] = {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)

@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, overload
 
-from tqdm.auto import tqdm
-
 from .. import secrets
+from ..progress import tqdm
 from ..strictjson import storable
 from ._litellm import get_litellm
 from .backends import Backbone, api_key_for, check_model

@@ -15,11 +15,10 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from ..core import Defect, EvidencePool, Persona, Product, Query, Record, Response
 from ..core import taxonomy as T
 from ..paths import read_prompt
+from ..progress import tqdm
 from .io import write_json, write_jsonl
 
 GENERATOR_OFFLINE = "offline-template-v1"

@@ -295,7 +295,7 @@ def run_cascade(cells: Sequence[Cell], source, steering, judges: Sequence, conte
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import tqdm
 
         bar = tqdm(total=len(cells), desc="padme cascade (cells settled)", unit="cell")
         bar.update(sum(finished(c.cell_id) for c in cells) + len(skipped))

@@ -15,6 +15,7 @@ from filelock import FileLock
 from ..paths import ROOT
 from .evidence import EVIDENCE_COLUMN, EvidenceError, PerRow
 from .evidence import resolve as resolve_evidence
+from .figures import tidy
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -112,6 +113,8 @@ def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance:
     paper_dir = Path(paper_dir)
     out = paper_dir / "figures"
     out.mkdir(parents=True, exist_ok=True)
+    notes = tidy(fig, name, caption)  # title, legends outside the data, all-zero panels said (issue 16 §3)
+    caption = " ".join([caption.strip(), *notes])
     fig.savefig(out / f"{name}.png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(out / f"{name}.pdf", bbox_inches="tight", metadata={"CreationDate": None, "Creator": None})
     files = {"png": f"figures/{name}.png", "pdf": f"figures/{name}.pdf"}

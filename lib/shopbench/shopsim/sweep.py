@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
+from ..progress import tqdm
 from .trial import run_trial
 from .types import CONTRACT_VERSION, Scenario, TrialRecord
 

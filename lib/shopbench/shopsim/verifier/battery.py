@@ -315,7 +315,7 @@ def score_trials(
     judged: bool = True,
 ) -> pd.DataFrame:
     """One row per trial (columns: metadata, the 44 keys, ``method``, ``judge``)."""
-    from tqdm.auto import tqdm
+    from ...progress import tqdm
 
     trajs = list(trajs)
     if judge is None:

@@ -1,0 +1,162 @@
+"""Presentation rules applied to every registered figure (issue 16 §3).
+
+Every figure gets a title, its legends sit outside the data and list only series that are drawn,
+and a panel whose series are all zero says so on the panel and in the caption instead of showing
+an empty frame. The notebooks draw; :func:`tidy` enforces the rules once, where figures are saved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+TITLE_MAX = 90
+
+
+def title_from(caption: str, name: str) -> str:
+    """A title from the caption's first sentence (or the artefact name), shortened to one line."""
+    text = " ".join(caption.split())
+    head = text.split(". ")[0].rstrip(".") if text else name.replace("_", " ")
+    return head if len(head) <= TITLE_MAX else head[: TITLE_MAX - 1].rstrip() + "…"
+
+
+def _has_title(fig) -> bool:
+    sup = getattr(fig, "_suptitle", None)
+    if sup is not None and sup.get_text().strip():
+        return True
+    return any(ax.get_title().strip() or ax.get_title(loc="left").strip() for ax in fig.axes)
+
+
+def _finite(values) -> np.ndarray:
+    """Finite numbers among ``values``; categorical (string) data counts as drawn."""
+    try:
+        arr = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return np.ones(len(list(values)))
+    return arr[np.isfinite(arr)]
+
+
+def _artist_values(artist) -> np.ndarray | None:
+    """The data values an artist draws (bar heights/widths, line y, scatter offsets), or None."""
+    from matplotlib.collections import Collection
+    from matplotlib.container import BarContainer
+    from matplotlib.lines import Line2D
+
+    if isinstance(artist, BarContainer):
+        horizontal = getattr(artist, "orientation", "vertical") == "horizontal"
+        return _finite([p.get_width() if horizontal else p.get_height() for p in artist.patches])
+    if isinstance(artist, Line2D):
+        return _finite(artist.get_ydata())
+    if isinstance(artist, Collection):
+        offsets = artist.get_offsets()
+        return _finite(offsets[:, 1]) if len(offsets) else _finite([])
+    return None
+
+
+def _series(ax) -> dict[str, list]:
+    """Label → artists drawn under it on ``ax`` (labels matplotlib hides start with ``_``)."""
+    out: dict[str, list] = {}
+    for artist in [*ax.containers, *ax.lines, *ax.collections]:
+        if _is_proxy(artist):  # seaborn adds empty labelled artists just to build its legend
+            continue
+        label = str(artist.get_label() or "")
+        if label and not label.startswith("_"):
+            out.setdefault(label, []).append(artist)
+    return out
+
+
+def _is_proxy(artist) -> bool:
+    """An artist with no data points at all (a legend proxy), as opposed to one whose points are NaN."""
+    from matplotlib.collections import Collection
+    from matplotlib.lines import Line2D
+
+    if isinstance(artist, Line2D):
+        return len(artist.get_xdata()) == 0
+    if isinstance(artist, Collection):
+        return len(artist.get_offsets()) == 0
+    return False
+
+
+def _is_empty(artists: list) -> bool:
+    """True when every artist under a label draws nothing: no finite value, or only zero-height bars."""
+    from matplotlib.container import BarContainer
+
+    for a in artists:
+        vals = _artist_values(a)
+        if vals is None:
+            return False
+        if isinstance(a, BarContainer):
+            if vals.size and np.any(vals != 0):
+                return False
+        elif vals.size:
+            return False
+    return True
+
+
+def _all_zero(ax) -> bool:
+    """A panel whose every drawn bar/line value is zero (and which draws something)."""
+    values = [v for a in [*ax.containers, *ax.lines] if (v := _artist_values(a)) is not None]
+    if not values or not any(v.size for v in values):
+        return False
+    return all(not v.size or np.all(v == 0) for v in values)
+
+
+def _rightmost(ax, axes: list) -> bool:
+    box = ax.get_position()
+    return not any(
+        o is not ax and o.get_position().x0 >= box.x1 - 1e-3 and _overlap(o.get_position(), box) for o in axes
+    )
+
+
+def _overlap(a, b) -> bool:
+    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0
+
+
+def _relocate_legend(ax, outside: bool) -> list[str]:
+    """Redraw ``ax``'s legend with only drawn series; outside the axes when ``outside``."""
+    leg = ax.get_legend()
+    if leg is None:
+        return []
+    handles = list(getattr(leg, "legend_handles", None) or getattr(leg, "legendHandles", []))
+    labels = [t.get_text() for t in leg.get_texts()]
+    series = _series(ax)
+    keep = [
+        (h, lab)
+        for h, lab in zip(handles, labels, strict=False)
+        if not (lab in series and _is_empty(series[lab]))
+    ]
+    dropped = [
+        lab for h, lab in zip(handles, labels, strict=False) if lab in series and _is_empty(series[lab])
+    ]
+    title = leg.get_title().get_text() or None
+    leg.remove()
+    if not keep:
+        return dropped
+    kw: dict[str, Any] = {"title": title, "fontsize": "small", "title_fontsize": "small"}
+    if outside:
+        kw.update(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    else:
+        kw.update(loc="best", framealpha=0.85)
+    ax.legend([h for h, _ in keep], [lab for _, lab in keep], **kw)
+    return dropped
+
+
+def tidy(fig, name: str, caption: str) -> list[str]:
+    """Apply the presentation rules to ``fig`` in place; return sentences to add to the caption."""
+    notes: list[str] = []
+    axes = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+    if not _has_title(fig):
+        fig.suptitle(title_from(caption, name), fontsize="medium")
+    dropped: list[str] = []
+    for ax in axes:
+        dropped += _relocate_legend(ax, outside=_rightmost(ax, axes))
+        if _all_zero(ax):
+            ax.text(0.5, 0.5, "all values are zero", transform=ax.transAxes, ha="center", va="center",
+                    fontsize="small", color="0.35", bbox={"facecolor": "white", "edgecolor": "0.7"})  # fmt: skip
+            panel = ax.get_title().strip() or "a panel"
+            notes.append(f"Every value in {panel} is zero.")
+    if dropped:
+        shown = ", ".join(sorted(set(dropped))[:6])
+        notes.append(f"Series with no value are left out of the legend ({shown}).")
+    return notes
