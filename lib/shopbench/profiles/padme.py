@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import BaseModel, Discriminator, Field, Tag
 
 from ._base import Count, Fraction, Name, PositiveInt, Section
 
@@ -20,6 +20,8 @@ def _by_type(*mapping_tags: str):
     def pick(v: Any) -> str:
         if isinstance(v, str):
             return "name"
+        if isinstance(v, BaseModel):  # serialising a validated entry: its fields, as set
+            v = {k: getattr(v, k) for k in type(v).model_fields}
         if isinstance(v, dict):
             for tag in mapping_tags:
                 if tag in v or v.get("kind") == tag:
@@ -56,7 +58,10 @@ class Tau2SourceSpec(Section):
 def _source_kind(v: Any) -> str:
     if isinstance(v, str):
         return "name"
-    return "shop" if isinstance(v, dict) and v.get("kind") == "shop" else "tau2"
+    kind = (
+        v.get("kind") if isinstance(v, dict) else getattr(v, "kind", None)
+    )  # a mapping, or a validated spec
+    return "shop" if kind == "shop" else "tau2"
 
 
 SourceEntry = Annotated[
