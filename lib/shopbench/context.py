@@ -103,8 +103,10 @@ class RunContext:
             from .llm import Gateway
 
             g = self.params.gateway
+            # a rehearsal's answers are keyed by the real model names: never in the shared cache
+            cache_dir = g.cache_dir or (self.out / "cache" if self.params.rehearsal else default_cache_dir())
             self._gateway = Gateway(
-                cache_dir=g.cache_dir or default_cache_dir(),
+                cache_dir=cache_dir,
                 log_dir=self.out / "calls",
                 concurrency=dict(g.concurrency),
                 timeout_s=g.timeout_s,
@@ -112,6 +114,9 @@ class RunContext:
                 max_cost_usd=g.max_cost_usd,
                 progress=g.progress,
                 backbones=self.backbones,
+                mode=g.mode,
+                batch_poll_s=g.batch_poll_s,
+                batch_min_calls=g.batch_min_calls,
             )
         return self._gateway
 
@@ -176,6 +181,10 @@ def start(profile: str | Path = "smoke", notebook: str = "notebook") -> RunConte
         np.random.seed(seed)
     except ImportError:
         pass
+    if prof.params.rehearsal is not None:  # a rehearsal notebook opened on its own starts its server
+        from .rehearsal import ensure_serving
+
+        ensure_serving(prof.params.rehearsal.server_kwargs())
     ctx = RunContext(prof, notebook)
     (ctx.out / "calls").mkdir(parents=True, exist_ok=True)
     ctx.paper_dir.mkdir(parents=True, exist_ok=True)

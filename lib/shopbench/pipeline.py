@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +80,8 @@ def run_notebook(step: Step, profile: str, out_dir: Path) -> Path:
 
 
 def summarize_calls(calls_dir: Path) -> dict:
+    from .llm.usage import summarize as provider_cache
+
     rows = read_logs(calls_dir) if calls_dir.exists() else []
     n = len(rows)
     hits = sum(1 for r in rows if r.get("cache_hit"))
@@ -89,6 +92,8 @@ def summarize_calls(calls_dir: Path) -> dict:
         "cost_usd": round(sum(float(r.get("cost_usd") or 0) for r in rows), 6),
         "errors": sum(1 for r in rows if r.get("status") == "error"),
         "parse_errors": sum(1 for r in rows if r.get("status") == "parse_error"),
+        # the provider's prompt cache beside the gateway's (issue 14 §4)
+        "provider_cache": provider_cache(rows),
     }
 
 
@@ -111,27 +116,7 @@ def skip_reason(step: Step, outcome: dict[str, str]) -> str | None:
     return None
 
 
-def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
-    prof = load_profile(profile)
-    steps = load_pipeline()
-    if only:
-        unknown = set(only) - {s.name for s in steps}
-        if unknown:
-            raise UserError(
-                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
-            )
-        steps = [s for s in steps if s.name in only]
-    root = claim_outputs(prof)
-    paper = root / "paper"
-    if fresh and not only:  # call logs and artefact registry describe this run; the cache is kept
-        shutil.rmtree(root / "calls", ignore_errors=True)
-        (paper / "artifacts.jsonl").unlink(missing_ok=True)
-    os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
-    # executed notebooks have no frontend: text progress bars that finish (shopbench.progress)
-    os.environ.setdefault("SHOPBENCH_PROGRESS", "text")
-    t0 = time.perf_counter()
-    nbs: list[dict] = []
-    outcome: dict[str, str] = {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)
+def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: dict[str, str]) -> None:
     for s in steps:
         t = time.perf_counter()
         status, reason = "ok", skip_reason(s, outcome)
@@ -161,6 +146,40 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
         )
         if status != "skipped":
             print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
+
+
+def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
+    prof = load_profile(profile)
+    steps = load_pipeline()
+    if only:
+        unknown = set(only) - {s.name for s in steps}
+        if unknown:
+            raise UserError(
+                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
+            )
+        steps = [s for s in steps if s.name in only]
+    root = claim_outputs(prof)
+    paper = root / "paper"
+    if fresh and not only:  # call logs and artefact registry describe this run; the cache is kept
+        shutil.rmtree(root / "calls", ignore_errors=True)
+        (paper / "artifacts.jsonl").unlink(missing_ok=True)
+    os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
+    # executed notebooks have no frontend: text progress bars that finish (shopbench.progress)
+    os.environ.setdefault("SHOPBENCH_PROGRESS", "text")
+    t0 = time.perf_counter()
+    nbs: list[dict] = []
+    outcome: dict[str, str] = {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)
+    with ExitStack() as stack:
+        if prof.params.rehearsal is not None:  # issue 14 §3: the local provider server, for this run only
+            from .rehearsal import serving
+
+            srv = stack.enter_context(serving(**prof.params.rehearsal.server_kwargs()))
+            print(f"[{prof.name}] rehearsal: provider server on {srv.url} (every provider's base URL points there)")  # fmt: skip
+        _run_steps(prof, steps, root, nbs, outcome)
+        if prof.params.rehearsal is not None:
+            from .rehearsal.report import run_tables
+
+            run_tables(prof, root)
     produced = {a["name"] for a in read_artifacts(paper)}
     missing = [
         f"{s.name}:{p}" for s in steps if s.name not in outcome for p in s.produces if p not in produced

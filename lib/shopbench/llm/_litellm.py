@@ -13,6 +13,8 @@ import threading
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
+# no network but the providers': litellm would fetch Anthropic's beta-header table on first use
+os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
 
 import litellm  # noqa: E402
 

@@ -21,7 +21,7 @@ from ..strictjson import storable
 
 COLUMNS = [
     "run_id", "item_id", "key", "model", "repeat", "prompt_hash", "status", "raw_output", "parsed",
-    "parse_error", "finish_reason", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "model_latency_s",
+    "parse_error", "finish_reason", "prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens", "cost_usd", "latency_s", "model_latency_s",
     "cache_hit", "attempts", "error", "ts",
 ]  # fmt: skip
 

@@ -34,6 +34,7 @@ from .cache import ResponseCache, cache_key, canonical_json
 from .calllog import CallLog
 from .contract import check_schema, parse_output, response_format
 from .result import CallResult
+from .usage import cache_tokens, plan, with_cache_control
 
 DEFAULT_CONCURRENCY = {"llamacpp": 1, "local": 4, "default": 8}
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "presence_penalty",
@@ -168,6 +169,9 @@ class Gateway:
         max_cost_usd: float | None = None,
         progress: bool = True,
         backbones: Iterable[Backbone] = (),
+        mode: str = "realtime",
+        batch_poll_s: float = 30.0,
+        batch_min_calls: int = 20,
     ):
         self.cache = ResponseCache(cache_dir)
         self.log_dir = Path(log_dir)
@@ -181,6 +185,11 @@ class Gateway:
         self.backbones = {b.name: b for b in backbones}
         self.spent_usd = 0.0
         self.stats = {"calls": 0, "cache_hits": 0, "errors": 0, "parse_errors": 0, "cost_usd": 0.0}
+        # "batch": OpenAI/Anthropic misses go through the providers' batch APIs (llm/batch.py)
+        self.mode = mode
+        self.batch_poll_s = float(batch_poll_s)
+        self.batch_min_calls = int(batch_min_calls)  # smaller sweeps (an agent's next turn) stay real-time
+        self._prefix_plan: dict[str, int] = {}  # call key -> Anthropic cache_control prefix (llm/usage.py)
 
     # ---- building calls -------------------------------------------------------------------
     def call(self, backbone: str | Backbone, item_id: str, messages: Sequence[dict], **kw: Any) -> Call:
@@ -346,6 +355,11 @@ class Gateway:
                 counts["hits"] += 1
             tick()
 
+        self._prefix_plan.update(plan(misses))
+        if self.mode == "batch":  # issue 14 §4: batchable misses go through the providers' batch APIs
+            from .batch import run_batches
+
+            misses = await run_batches(self, run_id, misses, log, new_rows, tick)
         try:
             await asyncio.gather(*(one(c) for c in misses))
         finally:
@@ -408,7 +422,7 @@ class Gateway:
                     resp = await asyncio.wait_for(
                         litellm.acompletion(
                             model=c.model,
-                            messages=list(c.messages),
+                            messages=with_cache_control(c.provider, c.messages, self._prefix_plan.get(c.key)),
                             timeout=self.timeout_s,
                             num_retries=0,
                             **kwargs,
@@ -430,6 +444,7 @@ class Gateway:
         msg = choice.message
         usage = getattr(resp, "usage", None)
         tool_calls = getattr(msg, "tool_calls", None)
+        cached_read, cache_write = cache_tokens(usage)
         stored = {
             "raw_output": _clean_text(msg.content),
             "tool_calls": _clean_json(
@@ -440,6 +455,8 @@ class Gateway:
             "finish_reason": choice.finish_reason,
             "prompt_tokens": getattr(usage, "prompt_tokens", None),
             "completion_tokens": getattr(usage, "completion_tokens", None),
+            "cached_tokens": cached_read,  # provider prompt cache (llm/usage.py)
+            "cache_write_tokens": cache_write,
             "cost_usd": cost,
             "latency_s": latency,
             "model_returned": getattr(resp, "model", None),
@@ -469,6 +486,8 @@ class Gateway:
             "finish_reason": stored.get("finish_reason"),
             "prompt_tokens": stored.get("prompt_tokens"),
             "completion_tokens": stored.get("completion_tokens"),
+            "cached_tokens": stored.get("cached_tokens"),
+            "cache_write_tokens": stored.get("cache_write_tokens"),
             "cost_usd": cost,
             "latency_s": round(latency, 6),
             "model_latency_s": stored.get("latency_s"),  # of the call that produced the answer
@@ -483,7 +502,7 @@ class Gateway:
             "run_id": run_id, "item_id": c.item_id, "key": c.key, "model": c.model, "repeat": c.repeat,
             "prompt_hash": prompt_hash(c.messages), "status": "error", "raw_output": None, "tool_calls": None,
             "parsed": None, "parse_error": None, "finish_reason": None, "prompt_tokens": None,
-            "completion_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "model_latency_s": None, "cache_hit": False,
+            "completion_tokens": None, "cached_tokens": None, "cache_write_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "model_latency_s": None, "cache_hit": False,
             "attempts": attempts, "error": _clean_text(error), "ts": time.time(),
         }  # fmt: skip
 

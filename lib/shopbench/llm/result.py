@@ -38,6 +38,8 @@ class CallResult(TypedDict):
     finish_reason: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
+    cached_tokens: int | None  # prompt tokens the provider served from its prompt cache (issue 14 §4)
+    cache_write_tokens: int | None  # prompt tokens written to the provider cache (Anthropic)
     cost_usd: float
     latency_s: float
     model_latency_s: float | None  # of the call that produced the answer (a cache hit: the original's)

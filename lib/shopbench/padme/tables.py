@@ -233,12 +233,17 @@ def cost_tables(logs: Mapping[str, pd.DataFrame], n_kept: int) -> tuple[pd.DataF
     "trajectories": df, "filter J1": df, ...}``, each :meth:`shopbench.llm.Gateway.log`).
 
     Table 20 per role and total: calls, prompt/completion tokens, token share, cost (USD), cost
-    share, cost per kept pair. Table 21 per role and model: calls, cache hits, hit rate; one ``all``
-    row per role."""
+    share, cost per kept pair. Table 21 per role and model: calls, cache hits, hit rate (the gateway's
+    response cache); beside it the provider's prompt cache over the calls actually made (issue 14 §4):
+    prompt tokens, cached-read and cache-write tokens, and ``provider_hit_rate`` = cached-read /
+    prompt tokens (:func:`shopbench.llm.usage.summarize`); one ``all`` row per role."""
+    from ..llm.usage import summarize as provider_cache
+
     t20, t21 = [], []
     for role, log in logs.items():
         log = log if log is not None else pd.DataFrame()
-        for col in ("model", "prompt_tokens", "completion_tokens", "cost_usd", "cache_hit"):
+        for col in ("model", "prompt_tokens", "completion_tokens", "cost_usd", "cache_hit", "cached_tokens",
+                    "cache_write_tokens", "status"):  # fmt: skip
             if col not in log.columns:
                 log = log.assign(**{col: pd.Series(dtype="float64" if col != "model" else "object")})
         pt = float(pd.to_numeric(log["prompt_tokens"], errors="coerce").fillna(0).sum())
@@ -249,8 +254,12 @@ def cost_tables(logs: Mapping[str, pd.DataFrame], n_kept: int) -> tuple[pd.DataF
         hits = log["cache_hit"].fillna(False).astype(bool)
         for model, g in [("all", log)] + list(log.groupby("model", sort=True)):
             h = hits.loc[g.index]
+            pc = provider_cache(g.to_dict("records"))
             t21.append({"role": role, "model": model, "calls": len(g), "cache_hits": int(h.sum()),
-                        "hit_rate": _div(int(h.sum()), len(g))})  # fmt: skip
+                        "hit_rate": _div(int(h.sum()), len(g)), "provider_prompt_tokens": pc["provider_prompt_tokens"],
+                        "provider_cached_tokens": pc["provider_cached_tokens"],
+                        "provider_cache_write_tokens": pc["provider_cache_write_tokens"],
+                        "provider_hit_rate": pc["provider_cache_hit_rate"]})  # fmt: skip
     t20df = pd.DataFrame(
         t20, columns=["role", "calls", "prompt_tokens", "completion_tokens", "tokens", "cost_usd"]
     )
@@ -259,5 +268,6 @@ def cost_tables(logs: Mapping[str, pd.DataFrame], n_kept: int) -> tuple[pd.DataF
     t20df["token_share"] = [_div(x, tot["tokens"]) for x in t20df["tokens"]]
     t20df["cost_share"] = [_div(x, tot["cost_usd"]) for x in t20df["cost_usd"]]
     t20df["cost_per_kept_pair"] = [_div(x, n_kept) for x in t20df["cost_usd"]]
-    t21df = pd.DataFrame(t21, columns=["role", "model", "calls", "cache_hits", "hit_rate"])
+    t21df = pd.DataFrame(t21, columns=["role", "model", "calls", "cache_hits", "hit_rate", "provider_prompt_tokens",
+                                       "provider_cached_tokens", "provider_cache_write_tokens", "provider_hit_rate"])  # fmt: skip
     return t20df.set_index("role"), t21df.set_index(["role", "model"])

@@ -22,12 +22,13 @@ from .notebooks import AgreementParams, AnnotateParams, BackendsParams, Notebook
 from .paceshop import PaceshopParams
 from .padme import HeuristicJudgeSpec, LLMJudgeSpec, PadmeParams
 from .profile import ProfileParams
+from .rehearsal import RehearsalParams
 from .shopsim import LLMAgentSpec, ShopsimParams, TrialCounts
 
 __all__ = [
     "RENAMED", "AgreementParams", "AnnotateParams", "BackboneEntry", "BackendsParams", "GatewayParams",
     "HeuristicJudgeSpec", "JudgingParams", "LLMAgentSpec", "LLMJudgeSpec", "LLMRun", "NotebooksParams",
-    "PaceMetricsParams", "PaceshopParams", "PadmeParams", "ProfileParams", "Section", "ShopsimParams",
+    "PaceMetricsParams", "PaceshopParams", "PadmeParams", "ProfileParams", "RehearsalParams", "Section", "ShopsimParams",
     "TrialCounts", "as_plain", "backbone_label", "param_error", "validate_profile", "validate_section",
 ]  # fmt: skip
 

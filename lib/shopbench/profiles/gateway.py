@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -24,3 +24,8 @@ class GatewayParams(Section):
     )
     progress: bool = True
     concurrency: dict[str, PositiveInt] = {}
+    # "batch": calls to openai/ and anthropic/ models go through the providers' batch APIs (half price,
+    # answers within the providers' 24 h window; llm/batch.py); other providers stay real-time
+    mode: Literal["realtime", "batch"] = "realtime"
+    batch_poll_s: Seconds = 30.0  # how often a batch's status is checked
+    batch_min_calls: PositiveInt = 20  # sweeps with fewer batchable calls (an agent's next turn) stay real-time

@@ -11,6 +11,7 @@ from .judging import JudgingParams
 from .notebooks import NotebooksParams
 from .paceshop import PaceshopParams
 from .padme import PadmeParams
+from .rehearsal import RehearsalParams
 from .shopsim import ShopsimParams
 
 
@@ -26,6 +27,7 @@ class ProfileParams(Section):
     judging: JudgingParams = JudgingParams()
     shopsim: ShopsimParams = ShopsimParams()
     padme: PadmeParams = PadmeParams()
+    rehearsal: RehearsalParams | None = None  # run against the local provider server (issue 14 §3)
 
     @field_validator("backbones")
     @classmethod

@@ -11,6 +11,10 @@ or ``mixed``.
   description of our own synthetic build, a check of the machinery such as the cache). Such numbers
   validate the metric code; they are not findings.
 - ``reference``: numbers quoted from a paper, or recomputed from a paper's released numbers.
+- ``rehearsal``: produced in a rehearsal (issue 14 §3), against the project's local provider server
+  whose answers are schema-sampled: it proves the code path, not the numbers. In a rehearsal every
+  artefact or row that would be ``measured`` is ``rehearsal`` instead (:func:`as_rehearsal`), the
+  registry records ``rehearsal: true`` and :func:`audit` refuses ``measured`` anywhere in it.
 - ``mixed``: a table holding several kinds, with the kind of each row in the column
   :data:`EVIDENCE_COLUMN` (or, for a table whose *columns* differ in kind, e.g. "ours" beside "paper",
   the kind of each column).
@@ -22,12 +26,17 @@ notebooks and the audit (:func:`audit`) agree.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 MEASURED, KNOWN, REFERENCE, MIXED = "measured", "known-answer", "reference", "mixed"
-KINDS = (MEASURED, KNOWN, REFERENCE, MIXED)
+REHEARSAL = "rehearsal"
+KINDS = (MEASURED, KNOWN, REFERENCE, MIXED, REHEARSAL)
+REHEARSAL_ENV = "SHOPBENCH_REHEARSAL_SERVER"  # set by shopbench.rehearsal.serving for the run's processes
+REHEARSAL_WHY = ("rehearsal against the local provider server (schema-sampled answers through the real "
+                 "provider code paths): proves the code path, not the numbers")  # fmt: skip
 BASE_KINDS = (MEASURED, KNOWN, REFERENCE)
 EVIDENCE_COLUMN = "evidence"
 
@@ -99,6 +108,7 @@ class Evidence:
     why: str = ""
     rows: dict[str, int] = field(default_factory=dict)  # mixed by row: kind -> rows
     parts: dict[str, str] = field(default_factory=dict)  # mixed by column / figure series: part -> kind
+    rehearsal: bool = False  # made in a rehearsal: no part of it may be measured
 
     def label(self) -> str:
         """The sentence appended to the caption."""
@@ -117,7 +127,7 @@ class Evidence:
 
     def as_dict(self) -> dict:
         return {"evidence": self.kind, "evidence_why": self.why, "evidence_rows": dict(self.rows),
-                "evidence_parts": dict(self.parts)}  # fmt: skip
+                "evidence_parts": dict(self.parts), **({"rehearsal": True} if self.rehearsal else {})}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -252,9 +262,34 @@ def _values(df, column: str) -> list:
                         f"(columns: {list(df.columns)}, index: {list(df.index.names)})")  # fmt: skip
 
 
+def rehearsal_active() -> bool:
+    """Whether this process runs inside a rehearsal (:mod:`shopbench.rehearsal`)."""
+    return bool(os.environ.get(REHEARSAL_ENV))
+
+
+def as_rehearsal(ev: Evidence, df=None) -> tuple[Evidence, Any]:
+    """``ev`` (and the table's per-row column) with every ``measured`` turned into ``rehearsal``."""
+    swap = {MEASURED: REHEARSAL}
+    rows: dict[str, int] = {}
+    for k, n in ev.rows.items():
+        rows[swap.get(k, k)] = rows.get(swap.get(k, k), 0) + n
+    parts = {p: swap.get(k, k) for p, k in ev.parts.items()}
+    if df is not None and EVIDENCE_COLUMN in getattr(df, "columns", ()):
+        df = df.copy()
+        df[EVIDENCE_COLUMN] = [swap.get(k, k) for k in df[EVIDENCE_COLUMN]]
+    why = REHEARSAL_WHY + (f"; {ev.why}" if ev.why else "")
+    return Evidence(swap.get(ev.kind, ev.kind), why, rows=rows, parts=parts, rehearsal=True), df
+
+
 def resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence, Any]:
     """``(Evidence, df)`` for ``ctx.table``/``ctx.figure``; a table with per-row evidence comes back
-    with the :data:`EVIDENCE_COLUMN` added (or checked, when the notebook made it)."""
+    with the :data:`EVIDENCE_COLUMN` added (or checked, when the notebook made it). In a rehearsal,
+    :func:`as_rehearsal` of that."""
+    ev, df = _resolve(evidence, name, df, why)
+    return as_rehearsal(ev, df) if rehearsal_active() else (ev, df)
+
+
+def _resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence, Any]:
     where = f"artefact {name!r}"
     if evidence is None:
         raise EvidenceError(
@@ -312,6 +347,18 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
         if kind not in KINDS:
             problems.append(f"{where}: no valid evidence kind (got {kind!r})")
             continue
+        if a.get("rehearsal"):  # issue 14 §3: nothing made against the rehearsal server is measured
+            measured = [p for p, k in (a.get("evidence_parts") or {}).items() if k == MEASURED]
+            if kind == MEASURED or MEASURED in (a.get("evidence_rows") or {}) or measured:
+                problems.append(f"{where}: made in a rehearsal but labelled measured "
+                                f"({'parts ' + ', '.join(measured) if measured else 'kind/rows'})")  # fmt: skip
+            df = read_table(a) if (read_table is not None and a.get("kind") == "table") else None
+            if df is not None and EVIDENCE_COLUMN in df.columns and MEASURED in set(df[EVIDENCE_COLUMN]):
+                problems.append(f"{where}: made in a rehearsal but a row is labelled measured")
+            continue
+        if kind == REHEARSAL:
+            problems.append(f"{where}: labelled rehearsal but not recorded as made in a rehearsal")
+            continue
         fixed = a.get("evidence_fixed") or {}
         for part, pk_label in (a.get("evidence_parts") or {}).items():
             pk, why = producer_kind(part)
@@ -337,5 +384,6 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
 
 
 __all__ = ["BASE_KINDS", "EVIDENCE_COLUMN", "Evidence", "EvidenceError", "KINDS", "KNOWN", "KNOWN_ANSWER_PREFIXES",
-           "LOCAL_BACKENDS", "MEASURED", "MIXED", "PerRow", "REFERENCE", "audit", "combine", "of_producers",
+           "LOCAL_BACKENDS", "MEASURED", "MIXED", "PerRow", "REFERENCE", "REHEARSAL", "as_rehearsal", "audit",
+           "rehearsal_active", "combine", "of_producers",
            "evaluator_kinds", "ours_vs_paper", "padme_filter_kinds", "padme_synthesis_kind", "per_column", "per_row", "producer_kind", "resolve"]  # fmt: skip

@@ -31,6 +31,7 @@ def _fmt_run(run: dict) -> list[str]:
         f"- git commit: `{run.get('git_commit')}`; date: {run.get('date')}",
         f"- wall time: {run.get('wall_s', 0):.1f} s; model calls: {run.get('calls', 0)}; "
         f"cache hit rate: {'n/a' if rate is None else f'{rate:.1%}'}; cost: ${run.get('cost_usd', 0):.4f}",
+        *_provider_cache_line(run),
         "",
         "| notebook | wall s | status |",
         "|---|---|---|",
@@ -42,12 +43,23 @@ def _fmt_run(run: dict) -> list[str]:
     return lines + [""]
 
 
+def _provider_cache_line(run: dict) -> list[str]:
+    pc = run.get("provider_cache") or {}
+    if not pc.get("provider_calls"):
+        return []
+    rate = pc.get("provider_cache_hit_rate")
+    return [f"- provider prompt cache (issue 14 §4): {pc['provider_cached_tokens']} of {pc['provider_prompt_tokens']} "
+            f"prompt tokens read from cache ({'n/a' if rate is None else f'{rate:.1%}'}), "
+            f"{pc['provider_cache_write_tokens']} written, over {pc['provider_calls']} calls made"]  # fmt: skip
+
+
 def _entry(a: dict) -> dict:
     """One artefact of ``index.json``."""
     return {"name": a["name"], "notebook": a["notebook"], "kind": a["kind"], "evidence": a.get("evidence"),
             "evidence_why": a.get("evidence_why", ""), "evidence_rows": a.get("evidence_rows") or {},
             "evidence_parts": a.get("evidence_parts") or {}, "n": a.get("n", a.get("rows")),
-            "backbones": a.get("backbones") or [], "files": a["files"], "caption": a["caption"]}  # fmt: skip
+            "backbones": a.get("backbones") or [], "files": a["files"], "caption": a["caption"],
+            **({"rehearsal": True} if a.get("rehearsal") else {})}  # fmt: skip
 
 
 def _read_csv(paper_dir: Path):
@@ -82,7 +94,8 @@ def _evidence_summary(arts: list[dict], problems: list[str]) -> list[str]:
              "*measured*: a model or procedure that saw only what a real judge/agent/evaluator sees, scored "
              "against gold it never saw. *known-answer*: the outcome follows from how the data or the stand-in "
              "was built (a check of the machinery, not a finding). *reference*: the paper's numbers. *mixed*: "
-             "see the table's `evidence` column (or its parts).", ""]  # fmt: skip
+             "see the table's `evidence` column (or its parts). *rehearsal*: made against the local provider "
+             "server (schema-sampled answers): proves the code path, not the numbers.", ""]  # fmt: skip
     if problems:
         lines += (
             [f"**Evidence audit: {len(problems)} problem(s).**", ""] + [f"- {p}" for p in problems] + [""]
