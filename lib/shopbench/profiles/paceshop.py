@@ -55,6 +55,11 @@ class PaceshopParams(Section):
     calibration_good: Count = 110
     calibration_bad_per_family: Count = 20
     retrieval: Literal["bm25", "minilm"] = "bm25"
+    # PREF_CONFLICT / INTENT_DRIFT edit (paceshop/defects.py): "mirrored" (default; Table 26's
+    # "Overview ... includes a meaningless 'Conflict Pick' category") or "literal" (B.9's
+    # "Location: productCategoryList[0]" only); compare_category_readings builds the other one too
+    category_edit: Literal["mirrored", "literal"] = "mirrored"
+    compare_category_readings: bool = True
     generator: Name = "offline"  # or the name of a backbone (LLM generator through the gateway)
     catalog: Annotated[
         Annotated[Literal["synthetic"], Tag("synthetic")]
