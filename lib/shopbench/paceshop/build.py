@@ -52,6 +52,10 @@ class BuildConfig:
     # compare_category_readings is set (records_reading_<other>.jsonl), for notebooks 10 and 30.
     category_edit: str = "mirrored"
     compare_category_readings: bool = True
+    # the validity slices (notebook 10): L4 cross-generator (slices.py), L5 real-assistant (relaxed.py)
+    l4_generators: list[str] = field(default_factory=list)
+    l4_inputs: int = 50
+    l5_outputs: str | None = None
 
     @classmethod
     def from_profile(cls, profile) -> BuildConfig:

@@ -32,6 +32,13 @@ from .diagnosis import (
     s4_family_location,
     tpr_specificity_breakdown,
 )
+from .examples import (
+    PAPER_MEAN,
+    category_reading_localisation,
+    per_backbone_table,
+    table21_judge_examples,
+    table26_failure_cases,
+)
 from .gradient import accuracy_by_tier, tier_accuracy
 from .headline import (
     TABLE3_COLUMNS,
@@ -56,5 +63,7 @@ __all__ = [
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",
     "hallucinated_id_rate",
     "leakage_audit", "accuracy_by_tier", "tier_accuracy", "s_swap", "axis_score_gaps", "alignment_gap",
+    "table21_judge_examples", "table26_failure_cases", "per_backbone_table", "category_reading_localisation",
+    "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
 ]  # fmt: skip
