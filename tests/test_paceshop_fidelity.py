@@ -83,7 +83,9 @@ def test_swap_axes_are_balanced(built, paceshop_config):
     assert set(bases.values()) == {1}
     # every axis that some record can take is used; the counts differ by at most the shortfall of
     # the scarcest axis's feasible records
-    assert max(counts.values()) - min(counts.values()) <= 1 or min(rep["feasible"].values()) < max(counts.values())
+    assert max(counts.values()) - min(counts.values()) <= 1 or min(rep["feasible"].values()) < max(
+        counts.values()
+    )
     for axis, n in counts.items():
         assert n <= rep["feasible"][axis]
 
@@ -95,7 +97,9 @@ def test_select_swaps_prefers_the_least_used_feasible_axis(built):
                        keys=[g.record_id for g in goods])  # fmt: skip
     sel2 = select_swaps([(g.persona, g.response) for g in goods], res.personas, 3,
                         keys=[g.record_id for g in goods])  # fmt: skip
-    assert [(i, s.axis, s.new_value) for i, s in sel.chosen] == [(i, s.axis, s.new_value) for i, s in sel2.chosen]
+    assert [(i, s.axis, s.new_value) for i, s in sel.chosen] == [
+        (i, s.axis, s.new_value) for i, s in sel2.chosen
+    ]
     tbl = tables.swap_balance_table(res)
     assert list(tbl.index) == ["budget", "hard_constraint", "brand", "attribute", "total"]
     assert tbl.loc["total", "swaps"] == len(res.by_kind("swap"))
@@ -179,7 +183,9 @@ def test_relaxed_import_repairs_and_rejects():
     assert two.response.productCategoryList == ["Personal Blenders", "Sound Enclosure", "Immersion Blenders",
                                                 "Smoothie Makers"]  # fmt: skip
     assert two.response.attribution_list == ["M:B01ABCDEF1:0", "M:B01ABCDEF2:0"]
-    assert any("split a string" in r for r in two.repairs) and any("citation object" in r for r in two.repairs)
+    assert any("split a string" in r for r in two.repairs) and any(
+        "citation object" in r for r in two.repairs
+    )
     assert any(r.startswith("bolded") for r in two.repairs) and not two.checks["bold_category_match"]
     three = by["asst-003"]
     assert three.response.productCategoryList.count("Rain Boots") == 1
@@ -243,7 +249,11 @@ def test_s_swap_and_gaps_follow_d2():
     assert g.loc["blind_ish", "gap_component_consistency"] == pytest.approx(2.0)
     assert g.loc["aware", "gap_persona_alignment_target"] == pytest.approx(4.0)
     # a protocol without the P target gets "–"
-    g2 = axis_score_gaps(rt, native_targets={"aware": "E", "blind_ish": "PCEA"}).reset_index().set_index("protocol")
+    g2 = (
+        axis_score_gaps(rt, native_targets={"aware": "E", "blind_ish": "PCEA"})
+        .reset_index()
+        .set_index("protocol")
+    )
     assert np.isnan(g2.loc["aware", "gap_persona_alignment"])
 
 
@@ -258,8 +268,17 @@ def test_alignment_gap_pairs_the_persona_blind_judge():
                          persona_alignment=4.0, overall_quality=4.0))  # fmt: skip
         rows.append(dict(protocol=proto, record_id="g0::swap-brand", kind="swap", label="BAD", tier=1, verdict="BAD",
                          base_record_id="g0", swap_axis="brand", persona_alignment=2.0, overall_quality=q_swap))  # fmt: skip
-    rows.append(dict(protocol="pacejudge", record_id="g1", kind="good", label="GOOD", verdict="GOOD",
-                     persona_alignment=4.0, overall_quality=3.0))  # no blind partner: left out
+    rows.append(
+        dict(
+            protocol="pacejudge",
+            record_id="g1",
+            kind="good",
+            label="GOOD",
+            verdict="GOOD",
+            persona_alignment=4.0,
+            overall_quality=3.0,
+        )
+    )  # no blind partner: left out
     out = alignment_gap(_rt(rows), native_targets={"persona_blind": "CEA", "pacejudge": "PCEA"})
     row = out.reset_index().set_index("protocol").loc["pacejudge"]
     assert row["G_good"] == pytest.approx(0.0) and row["G_swap"] == pytest.approx(2.5)
@@ -281,7 +300,9 @@ def test_paper_mean_rows_for_tables_23_to_25():
 
 def test_contrary_values_leave_table12_untouched(built):
     _, res = built
-    held = [p for p in res.personas if set(p.preferences.attribute_preferences) & set(CONTRARY_ATTRIBUTE.values())]
+    held = [
+        p for p in res.personas if set(p.preferences.attribute_preferences) & set(CONTRARY_ATTRIBUTE.values())
+    ]
     assert 0 < len(held) < len(res.personas)
     for p in held:
         assert all(f in {s.family for s in T.PREFERENCES} for f in p.taxonomy.preferences)

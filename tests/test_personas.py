@@ -19,7 +19,6 @@ from shopbench.paceshop.assign import (
 )
 from shopbench.paceshop.personas import (
     CONTRARY_ATTRIBUTE,
-    CONTRARY_SHARE,
     HOUSEHOLD_TEXT,
     build_personas,
     holdout_bundles,
@@ -29,18 +28,15 @@ from shopbench.paceshop.personas import (
 from shopbench.paceshop.swaps import (
     ATTRIBUTE_CUES,
     HONOUR_CUES,
+    NO_POOL_VALUE,
     OPPOSITE_ATTRIBUTE,
     OPPOSITE_CONSTRAINT,
-    NO_POOL_VALUE,
-    NOT_ATTESTED,
     SWAP_AXES,
     VIOLATION_CUES,
     attestations,
     make_swaps,
-    select_swaps,
     swap_options,
 )
-
 
 CONTRARY_VALUES = set(CONTRARY_ATTRIBUTE.values())
 

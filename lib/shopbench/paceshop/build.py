@@ -295,7 +295,6 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
                        if cfg.compare_category_readings else {})  # fmt: skip
 
 
-
 def _donor_index(i: int, g: Record, goods: list[Record], by_vertical: dict[str, list[int]], rng) -> int:
     """An unrelated GOOD record: another vertical when possible, never the same query."""
     others = [v for v in sorted(by_vertical) if v != g.vertical] or sorted(by_vertical)

@@ -344,7 +344,9 @@ CONTRARY_ATTRIBUTE = {
 CONTRARY_SHARE = 0.25  # our choice: the share of pool personas holding one contrary value
 
 
-def add_contrary_preferences(personas: list[Persona], seed: int, share: float = CONTRARY_SHARE) -> list[Persona]:
+def add_contrary_preferences(
+    personas: list[Persona], seed: int, share: float = CONTRARY_SHARE
+) -> list[Persona]:
     """Give about ``share`` of the pool one contrary attribute preference (:data:`CONTRARY_ATTRIBUTE`
     values), never one that contradicts the persona's own preferences. A separate seeded stream, so
     every other field of the pool is what it was without this step."""

@@ -198,7 +198,9 @@ def normalise(obj: Any, n: int) -> ImportedOutput:
         try:
             persona = Persona.model_validate(obj["persona"])
         except Exception as e:  # a persona in another shape: withheld, said so
-            repairs.append(f"persona not in the B.7 schema ({str(e).splitlines()[0][:80]}); persona claims withheld")
+            repairs.append(
+                f"persona not in the B.7 schema ({str(e).splitlines()[0][:80]}); persona claims withheld"
+            )
     _, cand = _first(obj, "candidate_evidence")
     cand_ids = _as_list("candidate evidence", cand, repairs) if cand is not None else None
     resp = Response(overview_text=ov, bold_categories=bold, productCategoryList=cats, category_search_queries=csq,

@@ -70,4 +70,8 @@ TABLE25_MEAN = {
 
 def paper_rows(table: dict, protocols) -> dict:
     """The paper's Mean rows for the protocols a run has (None values, the paper's "–", kept as NaN)."""
-    return {p: {k: (float("nan") if v is None else v) for k, v in table[p].items()} for p in protocols if p in table}
+    return {
+        p: {k: (float("nan") if v is None else v) for k, v in table[p].items()}
+        for p in protocols
+        if p in table
+    }

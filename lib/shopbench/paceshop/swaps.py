@@ -256,7 +256,9 @@ class PoolValues:
     def of(cls, pool: Sequence[Persona] | PoolValues) -> PoolValues:
         if isinstance(pool, PoolValues):
             return pool
-        acc: dict[str, dict[str, set[str]]] = {k: {} for k in ("budget", "hard_constraint", "attribute", "brand")}
+        acc: dict[str, dict[str, set[str]]] = {
+            k: {} for k in ("budget", "hard_constraint", "attribute", "brand")
+        }
         for p in pool:
             if "::swap-" in p.persona_id:
                 continue
@@ -270,7 +272,9 @@ class PoolValues:
                 if b.strip():
                     acc["brand"].setdefault(b.strip().lower(), set()).add(p.persona_id)
         frozen = {k: {v: tuple(sorted(ids)) for v, ids in d.items()} for k, d in acc.items()}
-        likes = {p.persona_id: tuple(p.preferences.brand_likes) for p in pool if "::swap-" not in p.persona_id}
+        likes = {
+            p.persona_id: tuple(p.preferences.brand_likes) for p in pool if "::swap-" not in p.persona_id
+        }
         return cls(**frozen, likes=likes)
 
 
@@ -413,7 +417,9 @@ def _families(texts: list[str], fallback: dict[str, str], old: list[str]) -> lis
     return out or old
 
 
-def _swap(persona: Persona, axis: str, hit: _Cand, donor: str, values: PoolValues, response: Response) -> Swap:
+def _swap(
+    persona: Persona, axis: str, hit: _Cand, donor: str, values: PoolValues, response: Response
+) -> Swap:
     pr, tx, sc = persona.preferences, persona.taxonomy, persona.shopping_context
     upd: dict = {"persona_id": f"{persona.persona_id}::swap-{axis}"}
     if axis == "budget":
@@ -550,7 +556,9 @@ def select_swaps(items: Sequence[tuple[Persona, Response]], pool: Sequence[Perso
         if limit is not None and len(options) >= limit:
             break
         key = keys[i] if keys is not None else str(i)
-        swaps, status = swap_options(persona, response, values, random.Random(f"{seed}:{key}:swap"), catalog=catalog)
+        swaps, status = swap_options(
+            persona, response, values, random.Random(f"{seed}:{key}:swap"), catalog=catalog
+        )
         for a, st in status.items():
             if st == "ok":
                 feasible[a] += 1

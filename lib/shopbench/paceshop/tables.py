@@ -166,7 +166,10 @@ def category_readings_table(res: BuildResult) -> pd.DataFrame:
     other = {r.record_id: r for r in res.other_reading["records"]}
     default = next(r for r in ("mirrored", "literal") if r != res.other_reading["reading"])
     rows = []
-    for name, rs in ((default, bads), (res.other_reading["reading"], [other.get(b.record_id, b) for b in bads])):
+    for name, rs in (
+        (default, bads),
+        (res.other_reading["reading"], [other.get(b.record_id, b) for b in bads]),
+    ):
         cat = [r for r in rs if r.record_id in other]
         row = {"reading": name, "default": name == default, "stealth_fraction": _stealth_share(rs),
                "stealth_category_bads": _stealth_share(cat), "category_bads": len(cat)}  # fmt: skip

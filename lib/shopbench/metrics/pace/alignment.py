@@ -44,7 +44,12 @@ from .spec import MetricSpec, _frame, metric, safe_div
 P, C, E = (frozenset(t) for t in "PCE")
 REL_AXES = ("persona_alignment",)
 INV_AXES = ("component_consistency", "evidence_grounding", "format_safety")
-GAP_AXES = {"persona_alignment": "P", "component_consistency": "C", "evidence_grounding": "E", "format_safety": ""}
+GAP_AXES = {
+    "persona_alignment": "P",
+    "component_consistency": "C",
+    "evidence_grounding": "E",
+    "format_safety": "",
+}
 SCALE = 4.0  # the 1–5 Likert range
 
 

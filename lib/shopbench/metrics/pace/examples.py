@@ -133,7 +133,9 @@ def table26_failure_cases(runs: pd.DataFrame, baseline: str = "mtbench_scalar_fi
         b, o = base.loc[rid].to_dict(), ours.loc[rid].to_dict()
         q = (queries or {}).get(str(o.get("base_record_id") or rid), "")
         oq = b.get("overall_quality")
-        bverdict = f"{b.get('verdict')}" + (f", overall {float(oq):.1f}" if oq is not None and not pd.isna(oq) else "")
+        bverdict = f"{b.get('verdict')}" + (
+            f", overall {float(oq):.1f}" if oq is not None and not pd.isna(oq) else ""
+        )
         rows.append({"case": _case(o), "record": rid, "query": q, "gold": _gold(o), "backbone": bb,
                      f"{baseline} verdict": bverdict if b.get("status") == "ok" and b.get("parse_ok") else _diag(b),
                      f"{baseline} reasoning": _text(b.get("rationale"), reasoning_chars),
