@@ -18,6 +18,7 @@ from shopbench.paceshop.assign import (
     taxonomy_reuse,
 )
 from shopbench.paceshop.personas import (
+    CONTRARY_ATTRIBUTE,
     HOUSEHOLD_TEXT,
     build_personas,
     holdout_bundles,
@@ -27,13 +28,17 @@ from shopbench.paceshop.personas import (
 from shopbench.paceshop.swaps import (
     ATTRIBUTE_CUES,
     HONOUR_CUES,
+    NO_POOL_VALUE,
     OPPOSITE_ATTRIBUTE,
     OPPOSITE_CONSTRAINT,
     SWAP_AXES,
     VIOLATION_CUES,
     attestations,
     make_swaps,
+    swap_options,
 )
+
+CONTRARY_VALUES = set(CONTRARY_ATTRIBUTE.values())
 
 
 # ---- a tiny local catalog -----------------------------------------------------------------------
@@ -100,7 +105,8 @@ def test_shopping_context_and_texts_follow_the_taxonomy(pool):
         assert p.shopping_context.quality_sensitivity == tx.quality
         assert p.profile.household == HOUSEHOLD_TEXT[tx.household]
         assert {T.CONSTRAINTS_BY_TEXT[c].family for c in pr.hard_constraints} == set(tx.constraints)
-        texts = [t for t in pr.soft_preferences + pr.attribute_preferences if t not in tx.holdout_flags]
+        texts = [t for t in pr.soft_preferences + pr.attribute_preferences
+                 if t not in tx.holdout_flags and t not in CONTRARY_VALUES]  # fmt: skip
         assert {T.PREFERENCES_BY_TEXT[t].family for t in texts} <= set(tx.preferences)
         assert pr.soft_preferences and pr.attribute_preferences
         if tx.holdout_flags:  # the flag is an attribute preference, listed first (Table 14)
@@ -355,12 +361,19 @@ def test_hard_constraint_swap_on_a_violating_category(pool):
 
 
 def test_hard_constraint_swap_on_an_honoured_constraint(pool):
+    """Table 27: the new value is "drawn from the 1,200-persona pool that directly contradicts an
+    attestation in the unchanged response". An honoured constraint ("fragrance-free") is contradicted
+    only by a pool persona holding its opposite; no persona of our pool does, so no swap, until one does."""
     p = _persona(pool, preferences={"hard_constraints": ["fragrance-free only"], "brand_likes": ["Nexpak"],
                                     "attribute_preferences": ["organic cotton"]})  # fmt: skip
     r = _response(overview="Gentle, fragrance-free **Gray Duffles** cleaners.")
-    (s,) = make_swaps(p, r, pool, random.Random(0))
+    swaps, status = swap_options(p, r, pool, random.Random(0))
+    assert swaps == [] and status["hard_constraint"] == NO_POOL_VALUE
+    holder = pool[5].model_copy(update={"persona_id": "holder", "preferences": pool[5].preferences.model_copy(
+        update={"hard_constraints": ["scented formulas only"]})})  # fmt: skip
+    (s,) = make_swaps(p, r, [*pool, holder], random.Random(0))
     _check_swap(s, p, r, "hard_constraint")
-    assert s.persona.preferences.hard_constraints == ["scented formulas only"]
+    assert s.persona.preferences.hard_constraints == ["scented formulas only"] and s.donor == "holder"
     assert "fragrance-free" in s.attestation and s.field == "overview_text"
     assert "scented formulas only" in s.persona.context_summary
 
@@ -398,8 +411,9 @@ def test_brand_swap(pool, products):
     pr = s.persona.preferences
     assert "Nexpak" in pr.brand_avoids and "Nexpak" not in pr.brand_likes
     assert not set(pr.brand_likes) & set(pr.brand_avoids)
-    assert len(pr.brand_likes) == 1  # the only like moved; a replacement comes from the pool (PS-ex-02)
-    assert pr.brand_likes[0] in {b for q in pool for b in q.preferences.brand_likes}
+    # the only like moved; the donor's likes replace it (PS-ex-02), drawn from the pool
+    donor = next(q for q in pool if q.persona_id == s.donor)
+    assert pr.brand_likes and set(pr.brand_likes) <= set(donor.preferences.brand_likes)
     assert "avoids Acme and Nexpak" in s.persona.context_summary
     # a liked brand cited through the catalog
     prod = products[7]

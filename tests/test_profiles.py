@@ -235,7 +235,8 @@ def test_defaults_agree_with_the_library():
     from shopbench.profiles.shopsim import SCRIPTED_AGENT_NAMES
     from shopbench.shopsim.agents import SCRIPTED_AGENTS
 
-    defaults = {f.name: f.default for f in dataclasses.fields(BuildConfig) if f.name != "seed"}
+    defaults = {f.name: f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+                for f in dataclasses.fields(BuildConfig) if f.name != "seed"}  # fmt: skip
     assert PaceshopParams().model_dump() == defaults
     assert set(SCRIPTED_AGENT_NAMES) == set(SCRIPTED_AGENTS)
     assert PROTOCOL_NAMES == tuple(PROTOCOLS)

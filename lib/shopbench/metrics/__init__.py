@@ -21,6 +21,8 @@ _PACE = [
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",
     "hallucinated_id_rate", "leakage_audit", "accuracy_by_tier", "tier_accuracy",
+    "s_swap", "axis_score_gaps", "alignment_gap", "table21_judge_examples", "table26_failure_cases",
+    "per_backbone_table", "category_reading_localisation", "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
 ]  # fmt: skip
 _META_EVAL = [

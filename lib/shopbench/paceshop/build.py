@@ -22,6 +22,7 @@ from ..progress import tqdm
 from .io import write_json, write_jsonl
 
 GENERATOR_OFFLINE = "offline-template-v1"
+CATEGORY_READINGS = ("mirrored", "literal")  # the two readings of the category edits (defects.py)
 
 
 @dataclass
@@ -45,6 +46,15 @@ class BuildConfig:
     retrieval: str = "bm25"
     generator: str = "offline"  # or the name of a backbone (LLM generator through the gateway)
     catalog: str | dict = "synthetic"  # or {"esci": {"examples": p, "products": p}} or {"json": p}
+    # PREF_CONFLICT / INTENT_DRIFT: "mirrored" (slot 0 replaced wherever it is mirrored) or "literal"
+    # (productCategoryList[0] only); see defects.py. The other reading is built alongside when
+    # compare_category_readings is set (records_reading_<other>.jsonl), for notebooks 10 and 30.
+    category_edit: str = "mirrored"
+    compare_category_readings: bool = True
+    # the validity slices (notebook 10): L4 cross-generator (slices.py), L5 real-assistant (relaxed.py)
+    l4_generators: list[str] = field(default_factory=list)
+    l4_inputs: int = 50
+    l5_outputs: str | None = None
 
     @classmethod
     def from_profile(cls, profile) -> BuildConfig:
@@ -88,6 +98,9 @@ class BuildResult:
     subsets: dict[str, list[str]]
     rejected: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    swap_report: dict = field(default_factory=dict)  # swaps.select_swaps: counts, feasibility, provenance
+    # {"reading": name, "records": [...]}: the category-defect BADs built under the other reading
+    other_reading: dict = field(default_factory=dict)
 
     def by_kind(self, kind: str) -> list[Record]:
         return [r for r in self.records if r.kind == kind]
@@ -136,11 +149,11 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
     from ..catalog.retrieval import EvidenceIndex, build_pools
     from .assign import assign_personas
     from .checks import run_checks
-    from .defects import gold_strings, inject
+    from .defects import CATEGORY_FAMILIES, gold_strings, inject
     from .generate import HARD_CHECKS, OfflineGenerator
     from .personas import build_personas
     from .response_xml import to_xml
-    from .swaps import make_swaps
+    from .swaps import select_swaps
 
     t = {}
     t0 = time.perf_counter()
@@ -224,12 +237,16 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
     for i, g in enumerate(goods):
         by_vertical[g.vertical].append(i)
     bads: list[Record] = []
+    if cfg.category_edit not in CATEGORY_READINGS:
+        raise ValueError(f"paceshop.category_edit: one of {CATEGORY_READINGS}, got {cfg.category_edit!r}")
+    mirror = cfg.category_edit == "mirrored"
+    other: list[Record] = []  # the category-defect BADs under the other reading (same record ids)
     for i, g in enumerate(tqdm(goods, desc="BAD tiers 1-4", disable=not progress, mininterval=1)):
         for tier in (1, 2, 3, 4):
             fams = combos[tier][(i + offsets[tier]) % len(combos[tier])]
             donor = goods[_donor_index(i, g, goods, by_vertical, rng)]
             erng = random.Random(f"{cfg.seed}:{g.record_id}:{tier}")
-            resp, defects = inject(g.response, g.persona, tuple(fams), donor.response, erng)
+            resp, defects = inject(g.response, g.persona, tuple(fams), donor.response, erng, mirror=mirror)
             fam, loc = gold_strings(defects)
             xml = to_xml(resp)
             bads.append(g.model_copy(update=dict(
@@ -237,32 +254,44 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
                 response_xml=xml, checks=run_checks(resp, g.candidate_evidence_ids, g.used_evidence_ids, xml),
                 defects=defects, gold_family=fam, gold_location=loc, base_record_id=g.record_id,
             )))  # fmt: skip
+            if cfg.compare_category_readings and set(fams) & set(CATEGORY_FAMILIES):
+                # the other reading of the same edit: same rng stream, so only the mirroring differs
+                alt, _ = inject(g.response, g.persona, tuple(fams), donor.response,
+                                random.Random(f"{cfg.seed}:{g.record_id}:{tier}"), mirror=not mirror)  # fmt: skip
+                axml = to_xml(alt)
+                other.append(bads[-1].model_copy(update=dict(
+                    response=alt, response_xml=axml,
+                    checks=run_checks(alt, g.candidate_evidence_ids, g.used_evidence_ids, axml))))  # fmt: skip
 
     # ---- persona swaps (Section 5.2, S1) on test GOOD records ---------------------------------
+    # one swap per GOOD record, values drawn from the pool, axes balanced (swaps.select_swaps)
+    test_goods = [g for g in goods if g.split == "test"]
+    selection = select_swaps([(g.persona, g.response) for g in test_goods], personas, cfg.seed,
+                             limit=cfg.swap_slice, catalog=by_pid, keys=[g.record_id for g in test_goods])  # fmt: skip
     swaps: list[Record] = []
-    axis_count: Counter = Counter()
-    for g in [g for g in goods if g.split == "test"][: cfg.swap_slice]:
-        options = make_swaps(g.persona, g.response, personas, random.Random(f"{cfg.seed}:{g.record_id}:swap"),
-                             catalog=by_pid)  # fmt: skip
-        if not options:
-            continue
-        options.sort(key=lambda s: (axis_count[s.axis], T_SWAP_ORDER.index(s.axis)))
-        s = options[0]
-        axis_count[s.axis] += 1
+    swap_meta: list[dict] = []
+    for i, s in selection.chosen:
+        g = test_goods[i]
+        rid = f"{g.record_id}::swap-{s.axis.replace('hard_constraint', 'constraint')}"
         swaps.append(g.model_copy(update=dict(
-            record_id=f"{g.record_id}::swap-{s.axis.replace('hard_constraint', 'constraint')}", label="BAD",
+            record_id=rid, label="BAD",
             kind="swap", tier=1, persona=s.persona, base_record_id=g.record_id, swap_axis=s.axis,
             defects=[Defect(family="PREF_CONFLICT", location="persona_swap", group="persona")],
             gold_family="PREF_CONFLICT", gold_location="persona_swap",
         )))  # fmt: skip
+        swap_meta.append({"record_id": rid, "base_record_id": g.record_id, "axis": s.axis,
+                          "old_value": s.old_value, "new_value": s.new_value, "attestation": s.attestation,
+                          "field": s.field, "donor_persona_id": s.donor})  # fmt: skip
     t["records_s"] = time.perf_counter() - t0
 
     records = goods + bads + swaps
     subsets = _subsets(goods, bads, swaps, cfg, random.Random(f"{cfg.seed}:subsets"))
-    return BuildResult(products, candidates, queries, pools, personas, records, subsets, rejected, t)
-
-
-T_SWAP_ORDER = ["budget", "hard_constraint", "brand", "attribute"]
+    swap_report = {"counts": selection.counts, "feasible": selection.feasible, "reasons": selection.reasons,
+                   "no_swap": selection.no_swap, "swaps": swap_meta}  # fmt: skip
+    alt_name = next(r for r in CATEGORY_READINGS if r != cfg.category_edit)
+    return BuildResult(products, candidates, queries, pools, personas, records, subsets, rejected, t,
+                       swap_report=swap_report, other_reading={"reading": alt_name, "records": other}
+                       if cfg.compare_category_readings else {})  # fmt: skip
 
 
 def _donor_index(i: int, g: Record, goods: list[Record], by_vertical: dict[str, list[int]], rng) -> int:
@@ -344,7 +373,11 @@ def write(result: BuildResult, out_dir: str | Path, cfg: BuildConfig) -> dict:
         "records_clean.jsonl": write_jsonl(out / "records_clean.jsonl", [clean_view(r) for r in result.records]),
         "rejected.jsonl": write_jsonl(out / "rejected.jsonl", result.rejected),
         "subsets.json": write_json(out / "subsets.json", result.subsets),
+        "swaps.json": write_json(out / "swaps.json", result.swap_report),
     }  # fmt: skip
+    if result.other_reading:
+        name = f"records_reading_{result.other_reading['reading']}.jsonl"
+        files[name] = write_jsonl(out / name, result.other_reading["records"])
     df = pd.DataFrame([explicit_view(r) for r in result.records])
     tmp = out / ".records_explicit.parquet.tmp"
     df.to_parquet(tmp, index=False)

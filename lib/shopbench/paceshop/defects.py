@@ -35,6 +35,13 @@ the label inside ``category_search_queries[0]``. The gold location stays
 changes. With ``mirror=False`` only ``productCategoryList[0]`` changes (the literal reading); the
 record then fails ``bold_category_match`` and ``query_alignment`` and is no longer stealth.
 
+Evidence for the default: Table 26's released multi-defect records carrying PREF_CONFLICT are read by
+the scalar judge as "Overview hallucinates a Dyson Airwrap ..., and includes a meaningless 'Conflict
+Pick' category" — the category label is in the overview; and the stealth fraction (below) matches
+Table 8 only under the mirrored reading. Both readings are built (``paceshop.category_edit``,
+``compare_category_readings``); notebook 10 shows each reading's stealth fraction and notebook 30
+the S2/S4 localisation each yields (issue 15).
+
 Which edits the twelve checks see (``checks.py``), on a GOOD that passes all twelve:
 
 =================================== =============================================================

@@ -317,6 +317,57 @@ class _Catalog:
         return out
 
 
+# Contrary attribute preferences (project choice, issue 15). Table 27: "Each swap flips one axis ...
+# to a value drawn from the 1,200-persona pool that directly contradicts an attestation in the
+# unchanged response", and its examples show pool values that contradict another persona's
+# preference (PS-ex-03 eco-conscious materials -> "luxury finishes", PS-ex-06 portability ->
+# "heavy-duty durability", PS-ex-10 smart-home -> "no Wi-Fi devices"). Our Table 12 vocabulary has
+# no such pairs, so a share of the pool (``CONTRARY_SHARE``, the paper gives none) holds one
+# contrary value as an extra attribute preference; the Table 12 taxonomy tags are unchanged.
+# Key: the preference a response may market; value: the pool value that contradicts it.
+CONTRARY_ATTRIBUTE = {
+    "modern minimalist look": "ornate maximalist styling",
+    "colorful designs": "neutral monochrome only",
+    "easy to clean": "delicate hand-wash-only finishes",
+    "low-maintenance finishes": "high-maintenance natural finishes",
+    "gift-ready packaging": "plain bulk packaging, no gift wrap",
+    "ergonomic support": "classic rigid designs over ergonomics",
+    "high performance": "basic low-power models",
+    "travel friendly": "heavy-duty durability",  # PS-ex-06
+    "compact storage": "full-size heavy-duty builds",
+    "premium feel": "basic utilitarian finish",
+    "eco-conscious materials": "luxury finishes",  # PS-ex-03
+    "organic cotton": "synthetic performance fabrics",
+    "sensitive skin": "strongly scented formulas",
+    "smart-home compatibility priority": "no Wi-Fi devices",  # PS-ex-10
+}
+CONTRARY_SHARE = 0.25  # our choice: the share of pool personas holding one contrary value
+
+
+def add_contrary_preferences(
+    personas: list[Persona], seed: int, share: float = CONTRARY_SHARE
+) -> list[Persona]:
+    """Give about ``share`` of the pool one contrary attribute preference (:data:`CONTRARY_ATTRIBUTE`
+    values), never one that contradicts the persona's own preferences. A separate seeded stream, so
+    every other field of the pool is what it was without this step."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"share must be in [0, 1], got {share}")
+    rng = random.Random(f"{seed}:contrary-preferences")
+    values = list(CONTRARY_ATTRIBUTE.items())
+    out = []
+    for p in personas:
+        if rng.random() >= share:
+            out.append(p)
+            continue
+        own = {*p.preferences.attribute_preferences, *p.preferences.soft_preferences}
+        cands = [v for k, v in values if k not in own and v not in own]
+        v = cands[rng.randrange(len(cands))]
+        q = p.model_copy(update={"preferences": p.preferences.model_copy(
+            update={"attribute_preferences": [*p.preferences.attribute_preferences, v]})})  # fmt: skip
+        out.append(q.model_copy(update={"context_summary": render_summary(q)}))
+    return out
+
+
 # ---- the pool ----------------------------------------------------------------------------------
 def _texts(specs, family: str, exclude: Sequence[str] = ()) -> list[str]:
     return [s.text for s in specs if s.family == family and s.text not in exclude]
@@ -332,7 +383,11 @@ def build_personas(
     """The persona pool: ``n`` personas in the B.7 schema covering the Table 12 taxonomy.
 
     Ids: the first ``round(200 n / 1200)`` are origin "raw-v1" (``persona-0000`` ...), the rest
-    "synthetic" (``v2-persona-0000`` ...), both styles as in Table 14. ``n_holdout`` personas (None:
+    "synthetic" (``v2-persona-0000`` ...), both styles as in Table 14. The paper's pool is "200 raw-v1
+    plus 1000 behavior-seeded synthetic personas" (Table 16; B.2: "Merge 200 public v1 personas with
+    1,000 behavior-seeded synthetic personas"); the public v1 personas are not in our copy and the
+    paper does not say how they differ beyond their source, so here BOTH strata are generated the same
+    way and "raw-v1" is only an id/origin label (listed in ``paceshop.choices``). ``n_holdout`` personas (None:
     345 scaled to ``n``) carry one holdout flag each and the holdout bundle it implies. Purchase
     history items never violate the persona's own hard constraints. Deterministic per ``seed``.
     """
@@ -439,7 +494,7 @@ def build_personas(
             holdout_bundle=bundle_of.get(i),
         )  # fmt: skip
         out.append(persona.model_copy(update={"context_summary": render_summary(persona)}))
-    return out
+    return add_contrary_preferences(out, seed)
 
 
 def load_personas(path: str | Path) -> list[Persona]:

@@ -7,26 +7,41 @@ with one that contradicts an attestation in the unchanged response." (E.3) "Each
 label flips from GOOD to BAD." (Table 27) The gold of every swap is PREF_CONFLICT @ persona_swap;
 the record builder sets it, this module returns the :class:`Swap` objects.
 
-A swap is produced for an axis only when the unchanged response attests the persona's ORIGINAL value
-in a way the new value contradicts:
+**The new value is drawn from the pool** (issue 15): for each axis we list the values that pool
+personas actually hold and that contradict an attestation in the response, then draw one *donor*
+persona uniformly among the pool personas holding any of them (so a value held by more personas is
+drawn more often) and take its contradicting value; the donor's id is kept in :attr:`Swap.donor`.
+The cue lists below only find attestations and say which values contradict them:
 
 * ``budget`` — budget words ("budget", "affordable", "value", ...) for a budget or mid-range persona
-  → budget becomes "premium" (PS-ex-04: "rqList refines by budget-friendly variants inconsistent
-  with premium context"); premium words ("premium", "luxury", ...) for a premium persona → "budget"
-  (PS-ex-09: "Overview frames premium finish as the primary selling point").
-* ``hard_constraint`` — (a) a recommended category / related query / category search (or, with a
-  ``catalog``, a cited product) violates a constraint the persona does not have → that constraint
-  replaces the first hard constraint (PS-ex-01: "[avoid peanuts, quiet operation]" →
-  "[avoid leather, quiet operation]" where the "categories list includes Leather Tote"); otherwise
-  (b) the response honours one of the persona's constraints ("wool-free", "fragrance-free",
-  "quiet", ...) → that constraint is replaced by its opposite, which the honouring text contradicts.
+  are contradicted by a pool persona's "premium" budget (PS-ex-04: "rqList refines by budget-friendly
+  variants inconsistent with premium context"); premium words ("premium", "luxury", ...) for a
+  premium persona by a "budget" one (PS-ex-09).
+* ``hard_constraint`` — a recommended category / related query / category search (or, with a
+  ``catalog``, a cited product) violates a constraint the persona does not have and some pool persona
+  does → that constraint replaces the first hard constraint (PS-ex-01: "[avoid peanuts, quiet
+  operation]" → "[avoid leather, quiet operation]" where the "categories list includes Leather
+  Tote"; every hard-constraint example of Table 27 is of this kind). A response that *honours* one of
+  the persona's constraints ("wool-free") is contradicted only by a pool persona holding the
+  :data:`OPPOSITE_CONSTRAINT` value; our pool holds none, so that route yields no swap on our builds.
 * ``brand`` — the response names a liked brand (or, with a ``catalog``, cites its products) → the
   brand moves from brand_likes to brand_avoids (PS-ex-07: "brand_likes=[Nexpak]" →
-  "brand_avoids=[Nexpak]"); if no like is left, one is drawn from the pool's likes (PS-ex-02).
+  "brand_avoids=[Nexpak]"); if no like is left, the donor's likes replace them (PS-ex-02:
+  "brand_likes=[Kindle, Fire TV]; brand_avoids=[Ecco Press]"). When no liked brand is attested, a
+  cited product's brand that the persona does not avoid is used (our extension: the offline generator
+  rarely cites liked brands, which left the axis at 6 of 38 swaps); the avoided brand must be one the
+  pool names (a like or avoid of some pool persona).
 * ``attribute`` — the response markets one of the persona's attribute preferences ("portable",
-  "travel", "compact", "eco", ...) → it is replaced by its opposite (PS-ex-06 portability → "heavy-duty
+  "travel", "compact", "eco", ...) → it is replaced by the pool value that contradicts it
+  (:data:`OPPOSITE_ATTRIBUTE` = ``personas.CONTRARY_ATTRIBUTE``: PS-ex-06 portability → "heavy-duty
   durability", PS-ex-03 eco-conscious materials → "luxury finishes", PS-ex-10 smart-home → "no Wi-Fi
-  devices").
+  devices"), when a pool persona holds it.
+
+**When an axis cannot be contradicted** (nothing attested, or no pool persona holds a contradicting
+value) the record gets no swap on that axis; :func:`swap_options` says which of the two it was, and
+:func:`select_swaps` (one swap per GOOD record, as the paper's 680-record slice over 680 test GOODs)
+assigns axes so that the four counts are as equal as the attestations allow, and reports the counts,
+the feasible records per axis and the reasons.
 
 The swapped persona differs from the original only on that axis (its B.7 field and the matching
 taxonomy tag), its ``persona_id`` (``<id>::swap-<axis>``) and a ``context_summary`` that states the
@@ -37,12 +52,13 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core import Persona, Product, Response
 from ..core import taxonomy as T
-from .personas import render_summary, violates
+from .personas import CONTRARY_ATTRIBUTE, render_summary, violates
 
 SWAP_AXES = ("budget", "hard_constraint", "brand", "attribute")
 
@@ -136,22 +152,7 @@ ATTRIBUTE_CUES: dict[str, tuple[str, ...]] = {
     "sensitive skin": (r"sensitive skin", r"hypoallergenic", r"gentle"),
     "smart-home compatibility priority": (r"smart[- ]home", r"wi-?fi", r"alexa", r"google home", r"app[- ]controlled"),
 }  # fmt: skip
-OPPOSITE_ATTRIBUTE = {
-    "modern minimalist look": "ornate maximalist styling",
-    "colorful designs": "neutral monochrome only",
-    "easy to clean": "delicate hand-wash-only finishes",
-    "low-maintenance finishes": "high-maintenance natural finishes",
-    "gift-ready packaging": "plain bulk packaging, no gift wrap",
-    "ergonomic support": "classic rigid designs over ergonomics",
-    "high performance": "basic low-power models",
-    "travel friendly": "heavy-duty durability",  # PS-ex-06
-    "compact storage": "full-size heavy-duty builds",
-    "premium feel": "basic utilitarian finish",
-    "eco-conscious materials": "luxury finishes",  # PS-ex-03
-    "organic cotton": "synthetic performance fabrics",
-    "sensitive skin": "strongly scented formulas",
-    "smart-home compatibility priority": "no Wi-Fi devices",  # PS-ex-10
-}
+OPPOSITE_ATTRIBUTE = CONTRARY_ATTRIBUTE  # the pool values that contradict a marketed preference
 
 
 @dataclass(frozen=True)
@@ -165,15 +166,7 @@ class Swap:
     new_value: str
     attestation: str
     field: str = ""
-
-
-@dataclass(frozen=True)
-class _Hit:
-    field: str
-    text: str
-    old: str  # the attested original value (constraint text, brand, preference text, budget)
-    new: str  # the contradicting new value
-    route: str = ""  # hard_constraint: "violation" (a) or "honour" (b)
+    donor: str = ""  # the pool persona the new value was drawn from
 
 
 # ---- matching ----------------------------------------------------------------------------------
@@ -248,8 +241,57 @@ def _cited(response: Response, catalog: Mapping[str, Product] | None) -> Iterato
             yield f"attribution_list[{i}]", eid, catalog[pid]
 
 
+# ---- the pool's values ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PoolValues:
+    """Which pool personas hold each value of each swap axis (ids sorted), built once per pool."""
+
+    budget: dict[str, tuple[str, ...]]
+    hard_constraint: dict[str, tuple[str, ...]]
+    attribute: dict[str, tuple[str, ...]]
+    brand: dict[str, tuple[str, ...]]  # lower-cased brand -> personas that like or avoid it
+    likes: dict[str, tuple[str, ...]]  # persona id -> its brand likes
+
+    @classmethod
+    def of(cls, pool: Sequence[Persona] | PoolValues) -> PoolValues:
+        if isinstance(pool, PoolValues):
+            return pool
+        acc: dict[str, dict[str, set[str]]] = {
+            k: {} for k in ("budget", "hard_constraint", "attribute", "brand")
+        }
+        for p in pool:
+            if "::swap-" in p.persona_id:
+                continue
+            pr = p.preferences
+            acc["budget"].setdefault(p.shopping_context.budget, set()).add(p.persona_id)
+            for c in pr.hard_constraints:
+                acc["hard_constraint"].setdefault(c, set()).add(p.persona_id)
+            for a in pr.attribute_preferences:
+                acc["attribute"].setdefault(a, set()).add(p.persona_id)
+            for b in [*pr.brand_likes, *pr.brand_avoids]:
+                if b.strip():
+                    acc["brand"].setdefault(b.strip().lower(), set()).add(p.persona_id)
+        frozen = {k: {v: tuple(sorted(ids)) for v, ids in d.items()} for k, d in acc.items()}
+        likes = {
+            p.persona_id: tuple(p.preferences.brand_likes) for p in pool if "::swap-" not in p.persona_id
+        }
+        return cls(**frozen, likes=likes)
+
+
+@dataclass(frozen=True)
+class _Cand:
+    """A contradiction the response supports: attestation (field, text), the attested original value
+    and the pool value that contradicts it."""
+
+    field: str
+    text: str
+    old: str
+    new: str
+    route: str = ""
+
+
 # ---- per-axis attestations ----------------------------------------------------------------------
-def _budget_hit(response: Response, budget: str | None) -> _Hit | None:
+def _budget_cands(response: Response, budget: str | None) -> list[_Cand]:
     if budget is not None and budget not in T.BUDGET_TEXT.values():  # e.g. "budget-conscious", "luxury"
         premium = any(w in budget.lower() for w in ("premium", "luxury", "high"))
         budget_side = T.BUDGET_TEXT["premium"] if premium else T.BUDGET_TEXT["budget conscious"]
@@ -260,79 +302,100 @@ def _budget_hit(response: Response, budget: str | None) -> _Hit | None:
         want.append((_BUDGET_RX, T.BUDGET_TEXT["premium"]))
     if budget_side in (None, T.BUDGET_TEXT["premium"]):
         want.append((_PREMIUM_RX, T.BUDGET_TEXT["budget conscious"]))
+    out = []
     for rx, new in want:
         for f, s in _units(response, _ALL):
             if rx.search(_plain(s)):
-                return _Hit(f, s, budget or "", new)
-    return None
+                out.append(_Cand(f, s, budget or "", new))
+                break
+    return out
 
 
-def _constraint_hit(response: Response, persona: Persona | None, catalog) -> _Hit | None:
+def _constraint_cands(response: Response, persona: Persona | None, catalog) -> list[_Cand]:
     own = persona.preferences.hard_constraints if persona else []
     first = own[0] if own else ""
     others = [c for c in T.CONSTRAINTS if c.text not in own]
+    out: list[_Cand] = []
+    seen: set[str] = set()
     for f, s in _units(response, _RECOMMENDATIONS):  # (a) a recommendation violates a new constraint
         for spec in others:
-            if _affirmed(_violation_rx(spec), _plain(s)):
-                return _Hit(f, s, first, spec.text, "violation")
+            if spec.text not in seen and _affirmed(_violation_rx(spec), _plain(s)):
+                seen.add(spec.text)
+                out.append(_Cand(f, s, first, spec.text, "violation"))
     for f, eid, product in _cited(response, catalog):
         for spec in others:
-            if violates(product, spec.text):
-                return _Hit(f, f"{eid} ({product.title})", first, spec.text, "violation")
+            if spec.text not in seen and violates(product, spec.text):
+                seen.add(spec.text)
+                out.append(_Cand(f, f"{eid} ({product.title})", first, spec.text, "violation"))
     texts = own if persona else [c.text for c in T.CONSTRAINTS]
     for c in texts:  # (b) the response honours one of the persona's constraints
         rx = _honour_rx(c)
-        if rx is None:
+        if rx is None or c not in OPPOSITE_CONSTRAINT:
             continue
         for f, s in _units(response, _ALL):
             if _affirmed(rx, _plain(s)):
-                return _Hit(f, s, c, OPPOSITE_CONSTRAINT.get(c, f"no longer requires: {c}"), "honour")
-    return None
+                out.append(_Cand(f, s, c, OPPOSITE_CONSTRAINT[c], "honour"))
+                break
+    return out
 
 
-def _brand_hit(response: Response, persona: Persona | None, catalog) -> _Hit | None:
+def _brand_cands(response: Response, persona: Persona | None, catalog) -> list[_Cand]:
     likes = persona.preferences.brand_likes if persona else []
+    avoids = {b.lower() for b in persona.preferences.brand_avoids} if persona else set()
+    out: list[_Cand] = []
     for b in likes:
         rx = re.compile(r"(?<!\w)" + re.escape(b) + r"(?!\w)", re.I)
-        for f, s in _units(response, _ALL):
-            if rx.search(_plain(s)):
-                return _Hit(f, s, b, b)
+        hit = next(((f, s) for f, s in _units(response, _ALL) if rx.search(_plain(s))), None)
+        if hit:
+            out.append(_Cand(hit[0], hit[1], b, b, "liked"))
+    named = {c.old.lower() for c in out}
+    cited_other: list[_Cand] = []
     for f, eid, product in _cited(response, catalog):
-        if (persona is None and product.brand) or product.brand.lower() in {b.lower() for b in likes}:
-            brand = next((b for b in likes if b.lower() == product.brand.lower()), product.brand)
-            return _Hit(f, f"{eid} ({product.brand}: {product.title})", brand, brand)
-    return None
+        brand = product.brand.strip()
+        if not brand or brand.lower() in named or brand.lower() in avoids:
+            continue
+        liked = next((b for b in likes if b.lower() == brand.lower()), None)
+        named.add(brand.lower())
+        cand = _Cand(f, f"{eid} ({product.brand}: {product.title})", liked or brand, liked or brand,
+                     "liked" if liked else "cited")  # fmt: skip
+        (out if liked else cited_other).append(cand)
+    return out or cited_other  # a liked brand first (PS-ex-02, PS-ex-07); else any cited brand
 
 
-def _attribute_hit(response: Response, persona: Persona | None) -> _Hit | None:
+def _attribute_cands(response: Response, persona: Persona | None) -> list[_Cand]:
     prefs = persona.preferences.attribute_preferences if persona else list(ATTRIBUTE_CUES)
+    out = []
     for a in prefs:
         rx = _attribute_rx(a)
         for f, s in _units(response, _ALL):
             if _affirmed(rx, _plain(s)):
-                return _Hit(f, s, a, OPPOSITE_ATTRIBUTE.get(a, f"avoids {a}"))
-    return None
+                out.append(_Cand(f, s, a, OPPOSITE_ATTRIBUTE.get(a, f"avoids {a}")))
+                break
+    return out
 
 
-def _hits(response: Response, persona: Persona | None, catalog) -> dict[str, _Hit]:
-    found = {
-        "budget": _budget_hit(response, persona.shopping_context.budget if persona else None),
-        "hard_constraint": _constraint_hit(response, persona, catalog),
-        "brand": _brand_hit(response, persona, catalog),
-        "attribute": _attribute_hit(response, persona),
+def _cands(response: Response, persona: Persona | None, catalog) -> dict[str, list[_Cand]]:
+    return {
+        "budget": _budget_cands(response, persona.shopping_context.budget if persona else None),
+        "hard_constraint": _constraint_cands(response, persona, catalog),
+        "brand": _brand_cands(response, persona, catalog),
+        "attribute": _attribute_cands(response, persona),
     }
-    return {a: h for a, h in found.items() if h is not None}
 
 
 def attestations(response: Response, persona: Persona | None = None, *,
-                 catalog: Mapping[str, Product] | None = None) -> dict[str, str]:  # fmt: skip
-    """Per swap axis, the response text that attests a persona value a swap could contradict.
+                 catalog: Mapping[str, Product] | None = None, every: bool = False) -> dict:  # fmt: skip
+    """Per swap axis, the response text that attests a persona value a swap could contradict (the
+    first one; ``every=True``: all of them, as a list).
 
-    With ``persona``: exactly the attestations :func:`make_swaps` uses (its budget, its hard
+    With ``persona``: the attestations :func:`make_swaps` draws from (its budget, its hard
     constraints, its liked brands, its attribute preferences). Without: persona-independent cues
     (budget/premium words, any constraint violated or honoured, any attribute cue; brands only via
     ``catalog``-resolved attributions)."""
-    return {a: h.text for a, h in _hits(response, persona, catalog).items()}
+    found = _cands(response, persona, catalog)
+    if every:
+        return {a: [c.text for c in cs] for a, cs in found.items() if cs}
+    return {a: cs[0].text for a, cs in found.items() if cs}
 
 
 # ---- building the swapped persona ---------------------------------------------------------------
@@ -354,8 +417,9 @@ def _families(texts: list[str], fallback: dict[str, str], old: list[str]) -> lis
     return out or old
 
 
-def _swap(persona: Persona, axis: str, hit: _Hit, pool: Sequence[Persona], response: Response,
-          rng: random.Random) -> Swap:  # fmt: skip
+def _swap(
+    persona: Persona, axis: str, hit: _Cand, donor: str, values: PoolValues, response: Response
+) -> Swap:
     pr, tx, sc = persona.preferences, persona.taxonomy, persona.shopping_context
     upd: dict = {"persona_id": f"{persona.persona_id}::swap-{axis}"}
     if axis == "budget":
@@ -377,14 +441,12 @@ def _swap(persona: Persona, axis: str, hit: _Hit, pool: Sequence[Persona], respo
         upd["taxonomy"] = tx.model_copy(update={"constraints": _families(hard, fallback, tx.constraints)})
         old, new, label = hit.old, hit.new, "hard constraint now"
     elif axis == "brand":
-        likes = [b for b in pr.brand_likes if b != hit.old]
+        likes = [b for b in pr.brand_likes if b.lower() != hit.old.lower()]
         avoids = [*pr.brand_avoids, hit.old]
-        if not likes:  # draw a replacement like from the pool (PS-ex-02)
+        if not likes:  # the donor's likes replace them (PS-ex-02)
             text = " ".join(_plain(s) for _, s in _units(response, _ALL)).lower()
-            cands = sorted({b for p in pool for b in p.preferences.brand_likes
-                            if b not in avoids and b.lower() not in text})  # fmt: skip
-            if cands:
-                likes = [rng.choice(cands)]
+            likes = [b for b in values.likes.get(donor, ())
+                     if b.lower() not in {a.lower() for a in avoids} and b.lower() not in text]  # fmt: skip
         upd["preferences"] = pr.model_copy(update={"brand_likes": likes, "brand_avoids": avoids})
         old, new, label = hit.old, hit.old, "avoids"
     else:  # attribute
@@ -403,16 +465,115 @@ def _swap(persona: Persona, axis: str, hit: _Hit, pool: Sequence[Persona], respo
     swapped = swapped.model_copy(update={"context_summary": summary})
     Persona.model_validate(swapped.model_dump())  # still a valid B.7 persona
     if axis == "brand":
-        old_value, new_value = f"brand_likes: {hit.old}", f"brand_avoids: {hit.old}"
+        was = f"brand_likes: {hit.old}" if hit.route == "liked" else f"no stance on {hit.old}"
+        old_value, new_value = was, f"brand_avoids: {hit.old}"
     else:
         old_value, new_value = hit.old, hit.new
-    return Swap(axis, swapped, old_value, new_value, hit.text, hit.field)
+    return Swap(axis, swapped, old_value, new_value, hit.text, hit.field, donor)
 
 
-def make_swaps(persona: Persona, response: Response, pool: list[Persona], rng: random.Random, *,
+NOT_ATTESTED = "not attested"
+NO_POOL_VALUE = "no pool value contradicts it"
+
+
+def swap_options(persona: Persona, response: Response, pool: Sequence[Persona] | PoolValues,
+                 rng: random.Random, *, catalog: Mapping[str, Product] | None = None
+                 ) -> tuple[list[Swap], dict[str, str]]:  # fmt: skip
+    """Every axis's swap (at most one per axis, in :data:`SWAP_AXES` order) and, per axis, ``"ok"``,
+    :data:`NOT_ATTESTED` or :data:`NO_POOL_VALUE` (module docstring). Per axis, one donor is drawn
+    with ``rng`` uniformly among the pool personas that hold a value contradicting an attestation."""
+    values = PoolValues.of(pool)
+    found = _cands(response, persona, catalog)
+    out: list[Swap] = []
+    status: dict[str, str] = {}
+    for axis in SWAP_AXES:
+        cands = found[axis]
+        if not cands:
+            status[axis] = NOT_ATTESTED
+            continue
+        if axis == "brand":
+            # a liked brand is the persona's own pool value; a merely cited one must be named by the
+            # pool; the donor (whose likes replace an emptied like list, PS-ex-02) is any other pool
+            # persona with likes that do not include the brand
+            cands = [c for c in cands if c.route == "liked" or values.brand.get(c.old.lower())]
+            brands = {c.old.lower() for c in cands}
+            donors = sorted(d for d, lk in values.likes.items()
+                            if d != persona.persona_id and lk and not {b.lower() for b in lk} & brands)  # fmt: skip
+            if not cands or not donors:
+                status[axis] = NO_POOL_VALUE
+                continue
+            donor = donors[rng.randrange(len(donors))]
+            hit = cands[0]
+        else:
+            held = getattr(values, axis)
+            cands = [c for c in cands if held.get(c.new)]
+            donors = sorted({d for c in cands for d in held[c.new] if d != persona.persona_id})
+            if not donors:
+                status[axis] = NO_POOL_VALUE
+                continue
+            donor = donors[rng.randrange(len(donors))]
+            hit = next(c for c in cands if donor in held[c.new])
+        out.append(_swap(persona, axis, hit, donor, values, response))
+        status[axis] = "ok"
+    return out, status
+
+
+def make_swaps(persona: Persona, response: Response, pool: Sequence[Persona] | PoolValues, rng: random.Random, *,
                catalog: Mapping[str, Product] | None = None) -> list[Swap]:  # fmt: skip
     """All persona swaps (at most one per axis, in :data:`SWAP_AXES` order) that the unchanged
-    ``response`` contradicts (module docstring). ``catalog`` (product_id → Product) additionally lets
-    cited products attest brands and constraint violations."""
-    hits = _hits(response, persona, catalog)
-    return [_swap(persona, axis, hits[axis], pool, response, rng) for axis in SWAP_AXES if axis in hits]
+    ``response`` contradicts with a value some pool persona holds (module docstring). ``catalog``
+    (product_id → Product) additionally lets cited products attest brands and constraint violations."""
+    return swap_options(persona, response, pool, rng, catalog=catalog)[0]
+
+
+@dataclass
+class SwapSelection:
+    """One swap per chosen GOOD record and what limited the balance."""
+
+    chosen: list[tuple[int, Swap]]  # (index into the goods given, swap), in goods order
+    counts: dict[str, int]
+    feasible: dict[str, int]  # GOOD records that could take a swap on each axis
+    reasons: dict[str, dict[str, int]]  # axis -> {reason: records} for the axes that could not
+    no_swap: int  # GOOD records with no feasible axis
+
+
+def select_swaps(items: Sequence[tuple[Persona, Response]], pool: Sequence[Persona], seed: int | str, *,
+                 limit: int | None = None, catalog: Mapping[str, Product] | None = None,
+                 keys: Sequence[str] | None = None) -> SwapSelection:  # fmt: skip
+    """Balance the four axes over a slice: one swap per GOOD record (the paper's 680-record swap slice
+    over 680 test GOODs). Records are taken in order until ``limit`` have a feasible axis; they are
+    then assigned most-constrained first (fewest feasible axes), each to its feasible axis with the
+    fewest swaps so far (ties in :data:`SWAP_AXES` order). The counts are as equal as the
+    attestations and the pool allow; an axis that cannot be contradicted on a record is never
+    forced. ``keys`` (e.g. record ids) seed each record's draws, so a record's swap does not depend
+    on its neighbours."""
+    values = PoolValues.of(pool)
+    options: list[tuple[int, dict[str, Swap]]] = []
+    feasible: Counter = Counter()
+    reasons: dict[str, Counter] = {a: Counter() for a in SWAP_AXES}
+    no_swap = 0
+    for i, (persona, response) in enumerate(items):
+        if limit is not None and len(options) >= limit:
+            break
+        key = keys[i] if keys is not None else str(i)
+        swaps, status = swap_options(
+            persona, response, values, random.Random(f"{seed}:{key}:swap"), catalog=catalog
+        )
+        for a, st in status.items():
+            if st == "ok":
+                feasible[a] += 1
+            else:
+                reasons[a][st] += 1
+        if swaps:
+            options.append((i, {s.axis: s for s in swaps}))
+        else:
+            no_swap += 1
+    counts: Counter = Counter()
+    chosen: list[tuple[int, Swap]] = []
+    for i, by_axis in sorted(options, key=lambda o: (len(o[1]), o[0])):
+        axis = min(by_axis, key=lambda a: (counts[a], SWAP_AXES.index(a)))
+        counts[axis] += 1
+        chosen.append((i, by_axis[axis]))
+    chosen.sort(key=lambda c: c[0])
+    return SwapSelection(chosen, {a: counts[a] for a in SWAP_AXES}, {a: feasible[a] for a in SWAP_AXES},
+                         {a: dict(reasons[a]) for a in SWAP_AXES}, no_swap)  # fmt: skip

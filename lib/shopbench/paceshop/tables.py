@@ -104,7 +104,10 @@ def table17_defects(res: BuildResult) -> pd.DataFrame:
                      "stealth_tier1": _stealth_share([b for b in bads if b.tier == 1 and b.gold_family == fam])})  # fmt: skip
     df = pd.DataFrame(rows).set_index("family")
     tiers = pd.DataFrame([{"tier": t, "combinations": len(T.tier_combinations(t)),
-                           "records": sum(1 for b in bads if b.tier == t)} for t in (1, 2, 3, 4)]).set_index("tier")  # fmt: skip
+                           "records": sum(1 for b in bads if b.tier == t),
+                           "combinations_from": "ours: curated quads of the project (the paper's four are in its "
+                                                "released code, not in our copy)" if t == 4
+                           else "all cross-group combinations (Table 17)"} for t in (1, 2, 3, 4)]).set_index("tier")  # fmt: skip
     df.attrs["tiers"] = tiers
     return df
 
@@ -148,3 +151,85 @@ def worked_record(res: BuildResult, record_id: str | None = None) -> pd.DataFram
         ("checks", f"{sum(g.checks.values())}/12 pass"),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
+
+
+# ---- issue 15: the two readings of the category edits, the swap balance, Table 27 ----------------
+def category_readings_table(res: BuildResult) -> pd.DataFrame:
+    """Stealth fraction under each reading of the PREF_CONFLICT / INTENT_DRIFT edit (defects.py):
+    the built default and the other reading built alongside (``compare_category_readings``). Rows:
+    reading; columns: the Table 8 stealth fraction over all BAD records, the stealth share of the BADs
+    holding a category defect, of the tier-1 PREF_CONFLICT and INTENT_DRIFT records, and the checks
+    that see those tier-1 edits. Empty when the other reading was not built."""
+    if not res.other_reading:
+        return pd.DataFrame()
+    bads = res.by_kind("bad")
+    other = {r.record_id: r for r in res.other_reading["records"]}
+    default = next(r for r in ("mirrored", "literal") if r != res.other_reading["reading"])
+    rows = []
+    for name, rs in (
+        (default, bads),
+        (res.other_reading["reading"], [other.get(b.record_id, b) for b in bads]),
+    ):
+        cat = [r for r in rs if r.record_id in other]
+        row = {"reading": name, "default": name == default, "stealth_fraction": _stealth_share(rs),
+               "stealth_category_bads": _stealth_share(cat), "category_bads": len(cat)}  # fmt: skip
+        for fam in ("PREF_CONFLICT", "INTENT_DRIFT"):
+            t1 = [r for r in cat if r.tier == 1 and r.gold_family == fam]
+            row[f"stealth_tier1_{fam}"] = _stealth_share(t1)
+            fired = Counter(k for r in t1 for k, ok in r.checks.items() if not ok)
+            row[f"checks_firing_{fam}"] = ", ".join(f"{k} ({v})" for k, v in sorted(fired.items())) or "none"
+        rows.append(row)
+    out = pd.DataFrame(rows).set_index("reading")
+    out.loc["paper (Table 8)", "stealth_fraction"] = reported.TABLE8["Stealth-defect fraction"]
+    return out
+
+
+def curated_quads_table() -> pd.DataFrame:
+    """The four tier-4 quads, marked as the project's own (Table 17: "4 curated quads covering all 4
+    component groups"; the paper's four are "enumerated in pmsb.faults of the released benchmark code")."""
+    return pd.DataFrame([{"quad": i + 1, **{g: next(f for f in q if T.DEFECTS[f][0] == g) for g in T.GROUP_ORDER},
+                          "source": "ours (not in our copy of the paper)"}
+                         for i, q in enumerate(T.CURATED_QUADS)]).set_index("quad")  # fmt: skip
+
+
+def persona_strata_table(res: BuildResult) -> pd.DataFrame:
+    """Persona pool by origin label, ours vs the paper (Table 16: "200 raw-v1 plus 1000 behavior-seeded
+    synthetic personas"). Ours are all generated the same way: "raw-v1" is an id/origin label only."""
+    c = Counter(p.origin for p in res.personas)
+    return pd.DataFrame([
+        {"stratum": "raw-v1", "ours": c.get("raw-v1", 0), "paper": 200,
+         "how ours were made": "synthetic, same generator as the rest; labelled raw-v1 only (public v1 personas not in our copy)"},
+        {"stratum": "synthetic", "ours": c.get("synthetic", 0), "paper": 1000,
+         "how ours were made": "synthetic from catalog purchase histories (behavior-seeded)"},
+    ]).set_index("stratum")  # fmt: skip
+
+
+def swap_balance_table(res: BuildResult) -> pd.DataFrame:
+    """The persona-swap slice per axis (``swaps.select_swaps``): swaps chosen, test GOOD records that
+    could take one, and why the others could not (nothing attested; no pool value contradicts it)."""
+    rep = res.swap_report
+    if not rep:
+        return pd.DataFrame()
+    rows = []
+    for axis in ("budget", "hard_constraint", "brand", "attribute"):
+        why = rep["reasons"].get(axis, {})
+        rows.append({"axis": axis, "swaps": rep["counts"].get(axis, 0), "feasible_goods": rep["feasible"].get(axis, 0),
+                     "not_attested": why.get("not attested", 0),
+                     "no_pool_value": why.get("no pool value contradicts it", 0)})  # fmt: skip
+    df = pd.DataFrame(rows).set_index("axis")
+    df.loc["total"] = df.sum()
+    df.attrs["no_swap"] = rep.get("no_swap", 0)
+    return df
+
+
+def table27_swap_examples(res: BuildResult, per_axis: int = 3) -> pd.DataFrame:
+    """Table 27 style: persona-swap records with the original and swapped value, the donor persona it
+    was drawn from and the attestation in the unchanged response (``per_axis`` per axis, in order)."""
+    rep = res.swap_report
+    rows = []
+    for axis in ("hard_constraint", "brand", "attribute", "budget"):
+        for m in [m for m in rep.get("swaps", []) if m["axis"] == axis][:per_axis]:
+            rows.append({"swap_id": m["record_id"], "record": m["base_record_id"], "axis": axis,
+                         "original": m["old_value"], "swapped": m["new_value"], "drawn_from": m["donor_persona_id"],
+                         "conflict_in_unchanged_response": f"{m['field']}: {m['attestation'][:140]}"})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -55,6 +55,18 @@ class PaceshopParams(Section):
     calibration_good: Count = 110
     calibration_bad_per_family: Count = 20
     retrieval: Literal["bm25", "minilm"] = "bm25"
+    # PREF_CONFLICT / INTENT_DRIFT edit (paceshop/defects.py): "mirrored" (default; Table 26's
+    # "Overview ... includes a meaningless 'Conflict Pick' category") or "literal" (B.9's
+    # "Location: productCategoryList[0]" only); compare_category_readings builds the other one too
+    category_edit: Literal["mirrored", "literal"] = "mirrored"
+    compare_category_readings: bool = True
+    # L4 cross-generator slice (B.4 "50 shared inputs"): backbone / litellm names generating GOOD responses
+    # for l4_inputs shared test inputs beside the build's generator; [] skips the slice
+    l4_generators: list[Name] = []
+    l4_inputs: Count = 50
+    # L5 real-assistant slice (Table 16 "relaxed-schema import path"): a JSON / JSONL file of an
+    # assistant's outputs (paceshop/relaxed.py); repository-relative; None skips the slice
+    l5_outputs: str | None = None
     generator: Name = "offline"  # or the name of a backbone (LLM generator through the gateway)
     catalog: Annotated[
         Annotated[Literal["synthetic"], Tag("synthetic")]

@@ -10,6 +10,8 @@ gold columns) in, a DataFrame per (protocol, backbone) group out. No I/O and no 
 - :mod:`.paired` — Table 4: S1 PJC, S2 J-strict, S3 J-harmonic, S4 J-strict, PACE, lift rows;
 - :mod:`.diagnosis` — Table 3 closure columns, Tables 5, 6 and 28, D.3 location hit rate, false fire;
 - :mod:`.leakage` — Table 20 evaluation-target leakage audit;
+- :mod:`.alignment` — D.2: S_swap, the alignment gap G(q, p), per-axis GOOD–BAD score gaps;
+- :mod:`.examples` — Tables 21, 26 (worked judge outputs) and 23–25 (per-backbone companions);
 - :mod:`.gradient` — Figure 4 accuracy by defect tier, with the deterministic baseline;
 - :mod:`.headline` — base-record bootstrap CIs and the headline Tables 3 and 4.
 
@@ -18,6 +20,7 @@ docstring says otherwise, and cells of a PACE target a protocol does not nativel
 with ``supported`` False.
 """
 
+from .alignment import alignment_gap, axis_score_gaps, s_swap
 from .diagnosis import (
     cross_component_detect_localize,
     false_fire_rate,
@@ -28,6 +31,13 @@ from .diagnosis import (
     s3_grounding,
     s4_family_location,
     tpr_specificity_breakdown,
+)
+from .examples import (
+    PAPER_MEAN,
+    category_reading_localisation,
+    per_backbone_table,
+    table21_judge_examples,
+    table26_failure_cases,
 )
 from .gradient import accuracy_by_tier, tier_accuracy
 from .headline import (
@@ -52,6 +62,8 @@ __all__ = [
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",
     "hallucinated_id_rate",
-    "leakage_audit", "accuracy_by_tier", "tier_accuracy",
+    "leakage_audit", "accuracy_by_tier", "tier_accuracy", "s_swap", "axis_score_gaps", "alignment_gap",
+    "table21_judge_examples", "table26_failure_cases", "per_backbone_table", "category_reading_localisation",
+    "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
 ]  # fmt: skip
