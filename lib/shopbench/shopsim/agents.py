@@ -30,8 +30,8 @@ from typing import Any
 
 from .. import strictjson
 from ..env.protocols import Agent as Agent  # the one agent protocol (observation = the shop's intent)
-from .registry import TOOL_NAMES, TOOL_SPECS
 from .compact import COMPACT_PROMPT_STEM, COMPACT_SCHEMA, compact_messages, parse_compact
+from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import AgentStep, ToolCall
 from .user import TOOL_ARGS, load_prompt
 
@@ -776,7 +776,9 @@ class LLMAgent:
         self.gateway = gateway
         self.backbone = backbone
         if system_prompt is None:
-            system_prompt = load_prompt(COMPACT_PROMPT_STEM) if tool_mode == "compact" else default_system_prompt()
+            system_prompt = (
+                load_prompt(COMPACT_PROMPT_STEM) if tool_mode == "compact" else default_system_prompt()
+            )
         self.system_prompt = system_prompt
         self.tool_mode = tool_mode
         self.run_id = run_id

@@ -41,11 +41,10 @@ import pandas as pd
 from .. import strictjson
 from ..errors import InputError
 from ..paceshop.io import parse_json, read_input_text
+from .choices import CATEGORY_SHARES  # our choice; the one place for the paper-lost values
 from .types import ShopProduct, Variant
 
-# ---- category mix (our choice; Table 4's numbers are not in our copy) ----------------------------
-
-from .choices import CATEGORY_SHARES  # noqa: E402  (our choice; the one place: shopsim.choices)
+# ---- category mix (our choice; Table 4's numbers are not in our copy): shopsim.choices.CATEGORY_SHARES
 
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_SHARES)
 GROCERY_ONLY: tuple[str, ...] = ("Pantry & Dry Goods", "Dairy, Eggs & Alternatives", "Snacks & Beverages")

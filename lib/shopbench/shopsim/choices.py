@@ -155,7 +155,14 @@ def choices_table() -> pd.DataFrame:
         add("Table 1", "difficulties of tier", tier, f"{lo}-{hi}", "simple 1-5, multi-item 6-8, complex 9-10")
     for tier, w in W_TIER.items():
         if tier in ("direct", "complex"):  # the two ends are in the text (§3.2)
-            add("Table 1", "turn-budget weight w_tier", tier, w, "growing from 1.0 to 2.25", "the paper's value (§3.2 text)")
+            add(
+                "Table 1",
+                "turn-budget weight w_tier",
+                tier,
+                w,
+                "growing from 1.0 to 2.25",
+                "the paper's value (§3.2 text)",
+            )
         else:
             add("Table 1", "turn-budget weight w_tier", tier, w)
     for kind, by_tier in BREADTH.items():

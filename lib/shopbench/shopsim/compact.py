@@ -49,7 +49,12 @@ def _branch(tool: str, props: dict[str, dict]) -> dict:
         "type": "object",
         "properties": {
             "tool": {"const": tool},
-            "args": {"type": "object", "properties": props, "required": list(props), "additionalProperties": False},
+            "args": {
+                "type": "object",
+                "properties": props,
+                "required": list(props),
+                "additionalProperties": False,
+            },
         },
         "required": ["tool", "args"],
         "additionalProperties": False,
@@ -75,7 +80,11 @@ COMPACT_SCHEMA: dict = {"anyOf": [_branch(t, p) for t, p in COMPACT_TOOLS.items(
 def parse_compact(obj: Any, call_id: str) -> tuple[str | None, ToolCall | None]:
     """``(message, None)`` for a reply, ``(None, call)`` for a tool call. Raises ValueError for
     anything else (the gateway has already checked the schema; this guards other backends)."""
-    if not isinstance(obj, dict) or obj.get("tool") not in COMPACT_TOOLS or not isinstance(obj.get("args"), dict):
+    if (
+        not isinstance(obj, dict)
+        or obj.get("tool") not in COMPACT_TOOLS
+        or not isinstance(obj.get("args"), dict)
+    ):
         raise ValueError(f"not a {{tool, args}} step: {json.dumps(obj)[:200]}")
     tool, args = obj["tool"], obj["args"]
     if tool == "reply":
@@ -149,7 +158,9 @@ def _step_json(tool: str, args: dict) -> str:
     return json.dumps({"tool": tool, "args": args})
 
 
-def compact_messages(messages: list[dict], system_prompt: str, max_chars: int = MAX_PROMPT_CHARS) -> list[dict]:
+def compact_messages(
+    messages: list[dict], system_prompt: str, max_chars: int = MAX_PROMPT_CHARS
+) -> list[dict]:
     """The transcript as the compact agent reads it: its fixed system prompt, ``Customer: ...`` user
     messages, each of its own steps as the JSON object it wrote, and each tool result as a short
     ``Result: ...`` user message (consecutive user texts merged). Append-only as the trial grows, so
@@ -175,7 +186,9 @@ def compact_messages(messages: list[dict], system_prompt: str, max_chars: int = 
                     args = {}
                 full = {k: args.get(k) for k in COMPACT_TOOLS.get(fn.get("name"), {})} or args
                 names[str(tc.get("id"))] = (str(fn.get("name")), args)
-                body.append({"role": "assistant", "content": _step_json(str(fn.get("name")), full), "turn": turn})
+                body.append(
+                    {"role": "assistant", "content": _step_json(str(fn.get("name")), full), "turn": turn}
+                )
             if not calls and m.get("content") is not None:
                 body.append({"role": "assistant", "content": _step_json("reply", {"text": m.get("content")}),
                              "turn": turn})  # fmt: skip

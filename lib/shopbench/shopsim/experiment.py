@@ -73,14 +73,18 @@ def build_environment(cfg: ShopsimSection, seed: int = 0, root: Path | None = No
         catalog = load_products(path)
         source = f"{path} ({len(catalog)} products)"
     store, note = make_store(catalog, S.retrieval, S.retrieval_fallback)
-    return Environment(catalog, store, {p.product_id: p for p in catalog}, ScenarioFactory(catalog), source, note)
+    return Environment(
+        catalog, store, {p.product_id: p for p in catalog}, ScenarioFactory(catalog), source, note
+    )
 
 
-def make_store(catalog: Sequence[ShopProduct], retrieval: str, fallback: str | None = None) -> tuple[Store, str]:
+def make_store(
+    catalog: Sequence[ShopProduct], retrieval: str, fallback: str | None = None
+) -> tuple[Store, str]:
     """The store with ``retrieval``, and a note saying which retrieval ran.
 
-    Seed 002 §3.1: "search_products embeds the query with sentence-transformers/all-MiniLM-L6-v2 and
-    ranks normalized embeddings by cosine similarity". MiniLM needs the optional ``[minilm]`` extra;
+    Seed 002 §3.1: "The retrieval backend encodes queries and product text with
+    sentence-transformers/all-MiniLM-L6-v2 and ranks normalized embeddings by cosine similarity". MiniLM needs the optional ``[minilm]`` extra;
     when it cannot load and the profile names a ``fallback`` (the paper profiles: ``bm25``), that
     method runs instead and the note says so; without a fallback the error stands."""
     from ..catalog.retrieval import MiniLMUnavailable

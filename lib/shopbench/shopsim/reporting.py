@@ -101,8 +101,12 @@ def llm_agent_table(
         turns = [sum(1 for x in t.turns if x.agent_message or x.events or x.agent_error) for t in ts]
         model_s = [float(t.usage.get("agent", {}).get("model_s", 0.0)) for t in ts]
         row["s_per_call"] = float(lat.median()) if len(lat) else np.nan
-        row["calls_per_trial"] = float(np.mean([t.usage.get("agent", {}).get("calls", 0.0) for t in ts])) if ts else np.nan
-        row["s_per_turn"] = float(np.median([m / max(k, 1) for m, k in zip(model_s, turns, strict=True)])) if ts else np.nan
+        row["calls_per_trial"] = (
+            float(np.mean([t.usage.get("agent", {}).get("calls", 0.0) for t in ts])) if ts else np.nan
+        )
+        row["s_per_turn"] = (
+            float(np.median([m / max(k, 1) for m, k in zip(model_s, turns, strict=True)])) if ts else np.nan
+        )
         row["s_per_trial"] = float(np.median([t.wall_s for t in ts])) if ts else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
@@ -127,7 +131,11 @@ def tab8_tokens(trajs: Sequence[TrialRecord], gateway=None, user_runs: Mapping[s
         ulog = _log(gateway, (user_runs or {}).get(t.agent, "")) if user_runs else pd.DataFrame()
         sim = _per_trial_tokens(ulog, lambda s: s.str.split(":user:").str[0])
         k = f"{t.agent}/{t.trial_id}"
-        s_tok = float(sim.loc[t.trial_id, ["prompt_tokens", "completion_tokens"]].sum()) if t.trial_id in sim.index else 0.0
+        s_tok = (
+            float(sim.loc[t.trial_id, ["prompt_tokens", "completion_tokens"]].sum())
+            if t.trial_id in sim.index
+            else 0.0
+        )
         j_tok = float(judge.loc[k, ["prompt_tokens", "completion_tokens"]].sum()) if k in judge.index else 0.0
         a_tok = float(u.get("prompt_tokens", 0.0)) + float(u.get("completion_tokens", 0.0))
         rows.append({"agent": t.agent, "kind": t.scenario.kind, "agent_k": a_tok / 1e3, "simulator_k": s_tok / 1e3,

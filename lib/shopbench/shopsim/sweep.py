@@ -143,7 +143,9 @@ def run_budgeted(
     if todo and (budget_s is None or spent < budget_s):
         agent, user = make(), user_factory()
         if getattr(agent, "name", name) != name:
-            raise ValueError(f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}")
+            raise ValueError(
+                f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
+            )
         total = None if budget_s is None else round(budget_s / 60, 1)
         bar = tqdm(total=len(scenarios), initial=len(finished), desc=f"trials {name}", unit="trial",
                    disable=not progress, mininterval=0.5)  # fmt: skip
