@@ -17,7 +17,8 @@ four of their trials in ``assistant_error``. This mode is built for them:
   stock); the environment still offers all eight tools.
 - **Short tool results.** The agent sees each result as a few lines of text (:func:`render_result`):
   at most :data:`SEARCH_ROWS` search rows ``id | title | price | stock``, a product's description,
-  attributes and variants, a one-line cart change or error. The environment's JSON result is what
+  attributes and variants (one line each, ``- size 8, colour olive: <variant id>``: Qwen2.5-1.5B took
+  the first listed variant when they were run together on one line), a one-line cart change or error. The environment's JSON result is what
   the tool log and the verifier keep; this is only the agent's reading of it.
 - **Bounded context.** When the rendered conversation passes :data:`MAX_PROMPT_CHARS`, results of
   earlier customer turns are shortened to ``(earlier result omitted)``, oldest first; the agent's own
@@ -122,13 +123,13 @@ def render_result(name: str, args: dict, result: Any) -> str:
         p = result["product"]
         attrs = ", ".join(f"{k}: {v}" for k, v in (p.get("attributes") or {}).items())
         variants = [v for v in p.get("variants") or [] if isinstance(v, dict)]
-        if variants:
-            vs = "; ".join(
-                f"{v.get('variant_id')} ({', '.join(str(x) for x in (v.get('size'), v.get('colour')) if x)})"
-                + ("" if v.get("in_stock", True) else " OUT OF STOCK")
+        if variants:  # one line per variant, size and colour first, so the match is easy to read off
+            vs = "\n".join(
+                f"- {', '.join(f'{k} {v.get(k)}' for k in ('size', 'colour') if v.get(k))}: {v.get('variant_id')}"
+                + ("" if v.get("in_stock", True) else " (OUT OF STOCK)")
                 for v in variants
             )
-            var = f"variants: {vs}"
+            var = f"variants (use the one whose size and colour both match):\n{vs}"
         else:
             var = "no variants (use variant_id null)"
         return (f"Result: {p.get('product_id')} | {p.get('title')} | {p.get('brand')} | {_money(p.get('price'))} | "

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..metrics.shop.cart import exact_cart
 from ..stats.bootstrap import bootstrap_mean
+from .sweep import trial_cost_s
 from .types import TrialRecord
 
 __all__ = ["ACTIVE_PARAMS", "ended_on", "llm_agent_table", "tab8_tokens", "tab9_judge_cost", "tab10_latency",
@@ -74,8 +75,10 @@ def llm_agent_table(
 ) -> pd.DataFrame:
     """One row per budgeted LLM agent: trials done of planned ("n of N planned"), how they ended
     (``round_ceiling`` apart), exact-cart success on its shopping trials (general + grocery) with a
-    percentile bootstrap CI stratified by kind x tier (the plan is difficulty-stratified), and times:
-    median seconds per model call (round trip), per agent turn and per trial."""
+    percentile bootstrap CI over those trials (the plan itself is difficulty-stratified; with one or
+    two trials per kind x tier stratum a stratified resample would hide all variance), and times:
+    median seconds per model call (round trip), per agent turn and per trial (model time, the
+    original time also for trials replayed from the cache: :func:`~shopbench.shopsim.sweep.trial_cost_s`)."""
     rows = []
     for st in statuses:
         name = st["agent"]
@@ -89,9 +92,8 @@ def llm_agent_table(
         for e in ("goal_met", "max_turns", "abandoned", "round_ceiling", "assistant_error", "judge_error"):
             row[e] = int(ends.get(e, 0))
         row["shopping_n"] = len(shop)
-        if len(shop):
-            strata = np.array([f"{t.scenario.kind}:{t.scenario.tier}" for t in shop])
-            res = bootstrap_mean(x, n_boot=n_boot, seed=seed, strata=strata)
+        if len(shop):  # plain percentile bootstrap over trials (kind x tier strata hold 1-2 trials each)
+            res = bootstrap_mean(x, n_boot=n_boot, seed=seed)
             row |= {"exact_cart": float(x.mean()), "low": float(res.low), "high": float(res.high)}
         else:
             row |= {"exact_cart": np.nan, "low": np.nan, "high": np.nan}
@@ -99,7 +101,7 @@ def llm_agent_table(
         ok = log[log["status"].isin(["ok", "parse_error"])] if not log.empty else log
         lat = ok["model_latency_s"].astype(float) if not ok.empty else pd.Series(dtype=float)
         turns = [sum(1 for x in t.turns if x.agent_message or x.events or x.agent_error) for t in ts]
-        model_s = [float(t.usage.get("agent", {}).get("model_s", 0.0)) for t in ts]
+        model_s = [trial_cost_s(t) for t in ts]
         row["s_per_call"] = float(lat.median()) if len(lat) else np.nan
         row["calls_per_trial"] = (
             float(np.mean([t.usage.get("agent", {}).get("calls", 0.0) for t in ts])) if ts else np.nan
@@ -107,7 +109,7 @@ def llm_agent_table(
         row["s_per_turn"] = (
             float(np.median([m / max(k, 1) for m, k in zip(model_s, turns, strict=True)])) if ts else np.nan
         )
-        row["s_per_trial"] = float(np.median([t.wall_s for t in ts])) if ts else np.nan
+        row["s_per_trial"] = float(np.median(model_s)) if ts else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -189,7 +191,7 @@ def tab10_latency(trajs: Sequence[TrialRecord], gateway=None, agent_runs: Mappin
         rows.append({"agent": name, "active": ACTIVE_PARAMS.get(b or "", "–") if b else "scripted (no model)",
                      "trials": len(ts), "s_per_round_trip": float(lat.median()) if len(lat) else np.nan,
                      "calls_per_trial": float(np.median([t.usage.get("agent", {}).get("calls", 0.0) for t in ts])),
-                     "s_per_trial": float(np.median([t.wall_s for t in ts]))})  # fmt: skip
+                     "s_per_trial": float(np.median([trial_cost_s(t) for t in ts]))})  # fmt: skip
     df = pd.DataFrame(rows)
     if df.empty:
         return df
