@@ -616,7 +616,13 @@ def test_llm_agent_reads_tool_calls_and_turns_failures_into_errors():
         {"name": "search_products", "arguments": {"query": "tee"}, "call_id": "x1"},
         {"name": "view_cart", "arguments": {}, "call_id": "t-1:r0:c1"},
     ]
-    assert s.usage == {"prompt_tokens": 10.0, "completion_tokens": 5.0, "cost_usd": 0.001}
+    assert s.usage == {
+        "prompt_tokens": 10.0,
+        "completion_tokens": 5.0,
+        "cost_usd": 0.001,
+        "calls": 1.0,
+        "model_s": 0.0,
+    }
     assert gw.calls[0].messages[0] == {"role": "system", "content": agent.system_prompt}
     assert "unknown tool 'checkout'" in agent.step(msgs, []).error
     assert "not JSON" in agent.step(msgs, []).error

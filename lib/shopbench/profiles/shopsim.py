@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from ._base import Count, Name, PositiveInt, Section
 
@@ -23,13 +25,19 @@ class TrialCounts(Section):
 
 
 class LLMAgentSpec(Section):
-    """An LLM shopping agent on a difficulty-stratified subset of the sweep's scenarios."""
+    """An LLM shopping agent on a difficulty-stratified subset of the sweep's scenarios.
+
+    ``llm_budget_min`` sizes the agent's trials by time (issue 13 §4): the planned trials (``trials``)
+    run in a fixed seeded difficulty-stratified order and no new trial starts once the agent's
+    finished trials have spent the budget (model time, so a cached rerun stops at the same place); a
+    rerun resumes, a larger budget extends the same order. ``None``: every planned trial."""
 
     backbone: Name
-    tool_mode: Literal["native", "json"] = "native"
+    tool_mode: Literal["native", "json", "compact"] = "native"
     name: Name | None = None
     max_tokens: PositiveInt = 512
     trials: TrialCounts | None = None  # None: the sweep's default counts; else only the kinds given
+    llm_budget_min: Annotated[float, Field(gt=0)] | None = None
 
     def trial_counts(self) -> dict[str, int]:
         """Trials per kind for this agent: the kinds the file names (all three when it names none)."""
@@ -46,6 +54,8 @@ class ShopsimParams(Section):
     catalog_seed: int = 0
     seed: int | None = None  # the scenarios' seed; None: the profile's seed
     retrieval: Literal["bm25", "tfidf", "minilm"] = "bm25"
+    # used, and said so in notebook 80, when `retrieval: minilm` cannot load (the [minilm] extra is absent)
+    retrieval_fallback: Literal["bm25", "tfidf"] | None = None
     trials: TrialCounts = TrialCounts()
     scripted_agents: list[Literal[SCRIPTED_AGENT_NAMES]] = list(SCRIPTED_AGENT_NAMES)  # type: ignore[valid-type]
     llm_agents: list[LLMAgentSpec] = []

@@ -6,7 +6,8 @@ tool calls, appends the assistant and tool messages, and calls ``step`` again un
 no tool calls.
 
 - :class:`LLMAgent` puts an open-weight (or any gateway) model behind the tools, with native
-  function calling or, for local models without it, a JSON-object contract.
+  function calling, a JSON-object contract, or the compact one-call-per-step JSON mode built for small
+  local models (:mod:`shopbench.shopsim.compact`).
 - The scripted reference agents have controlled behaviour so every verifier metric has a known
   answer. Each reproduces one failure the paper diagnoses (§5.2, App. F): ``over_purchaser`` ("searched
   and added aggressively [...] then added items the target cart did not contain"), ``under_actor``
@@ -29,6 +30,7 @@ from typing import Any
 
 from .. import strictjson
 from ..env.protocols import Agent as Agent  # the one agent protocol (observation = the shop's intent)
+from .compact import COMPACT_PROMPT_STEM, COMPACT_SCHEMA, compact_messages, parse_compact
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import AgentStep, ToolCall
 from .user import TOOL_ARGS, load_prompt
@@ -743,11 +745,21 @@ def json_mode_messages(messages: list[dict], system_prompt: str, json_prompt: st
     return merged
 
 
+TOOL_MODES = ("native", "json", "compact")
+
+
 class LLMAgent:
     """A gateway model behind the eight tools. ``tool_mode="native"`` passes the registry's
-    function-calling specs; ``"json"`` (local models without tool calling) asks for
-    ``{"message", "tool_calls"}`` under a JSON schema. Failures become ``AgentStep(error=...)``; only
-    the gateway's cost cap (``BudgetExceeded``) propagates, so a capped sweep stops."""
+    function-calling specs; ``"json"`` (models without tool calling) asks for
+    ``{"message", "tool_calls"}`` under a JSON schema; ``"compact"`` (small local models) asks for one
+    ``{"tool", "args"}`` step per call under :data:`~shopbench.shopsim.compact.COMPACT_SCHEMA` with its own
+    short fixed prompt (``prompts/shopsim_agent_compact.txt``, also the system prompt the simulator and
+    rubrics receive) and short tool-result text. Failures become ``AgentStep(error=...)``; only the
+    gateway's cost cap (``BudgetExceeded``) propagates, so a capped sweep stops.
+
+    Each step's usage carries ``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``calls`` and
+    ``model_s`` (the model time of the call that produced the answer, also on a cache hit), which the
+    trial record sums: the time budget of :func:`shopbench.shopsim.sweep.run_budgeted` reads it."""
 
     def __init__(
         self,
@@ -759,11 +771,15 @@ class LLMAgent:
         max_tokens: int = 512,
         name: str | None = None,
     ):
-        if tool_mode not in ("native", "json"):
-            raise ValueError(f"tool_mode {tool_mode!r}: use 'native' (function calling) or 'json'")
+        if tool_mode not in TOOL_MODES:
+            raise ValueError(f"tool_mode {tool_mode!r}: use 'native' (function calling), 'json' or 'compact'")
         self.gateway = gateway
         self.backbone = backbone
-        self.system_prompt = default_system_prompt() if system_prompt is None else system_prompt
+        if system_prompt is None:
+            system_prompt = (
+                load_prompt(COMPACT_PROMPT_STEM) if tool_mode == "compact" else default_system_prompt()
+            )
+        self.system_prompt = system_prompt
         self.tool_mode = tool_mode
         self.run_id = run_id
         self.max_tokens = int(max_tokens)
@@ -780,6 +796,8 @@ class LLMAgent:
     def _messages(self, messages: list[dict]) -> list[dict]:
         if self.tool_mode == "json":
             return json_mode_messages(messages, self.system_prompt, self.json_prompt)
+        if self.tool_mode == "compact":
+            return compact_messages(messages, self.system_prompt)
         msgs = [dict(m) for m in messages]
         if not msgs or msgs[0].get("role") != "system":
             msgs.insert(0, {"role": "system", "content": self.system_prompt})
@@ -793,6 +811,9 @@ class LLMAgent:
             if self.tool_mode == "native":
                 call = self.gateway.call(self.backbone, item_id, self._messages(messages), tools=TOOL_SPECS,
                                          params=params)  # fmt: skip
+            elif self.tool_mode == "compact":
+                call = self.gateway.call(self.backbone, item_id, self._messages(messages), schema=COMPACT_SCHEMA,
+                                         schema_name="shopsim_agent_compact_step", params=params)  # fmt: skip
             else:
                 call = self.gateway.call(self.backbone, item_id, self._messages(messages), schema=AGENT_JSON_SCHEMA,
                                          schema_name="shopsim_agent_step", params=params)  # fmt: skip
@@ -802,6 +823,8 @@ class LLMAgent:
                 raise
             return AgentStep(error=f"{item_id}: the gateway failed: {type(e).__name__}: {e}")
         usage = {k: float(row.get(k) or 0.0) for k in ("prompt_tokens", "completion_tokens", "cost_usd")}
+        usage["calls"] = 1.0
+        usage["model_s"] = float(row.get("model_latency_s") or row.get("latency_s") or 0.0)
         if row.get("status") == "error":
             return AgentStep(error=f"{item_id}: model call failed: {row.get('error')}", usage=usage)
         try:
@@ -811,6 +834,13 @@ class LLMAgent:
                 text = row.get("raw_output")
                 if row.get("status") != "ok" and not calls:
                     raise ValueError(f"unusable output: {row.get('parse_error') or row.get('status')}")
+            elif self.tool_mode == "compact":
+                if row.get("status") != "ok":
+                    raise ValueError(
+                        f"output breaks the compact contract: {row.get('parse_error') or row.get('status')}"
+                    )
+                text, one = parse_compact(row.get("parsed"), f"{item_id}:c0")
+                calls = [one] if one is not None else []
             else:
                 if row.get("status") != "ok":
                     raise ValueError(

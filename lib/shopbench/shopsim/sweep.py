@@ -106,5 +106,66 @@ def run_sweep(
     return result
 
 
+def trial_cost_s(t: TrialRecord) -> float:
+    """What a finished trial spent against a time budget: the agent's model time (recorded per call,
+    the original time also on a cache hit) or the trial's wall time, whichever is larger. A cached
+    rerun therefore counts what the trials cost when they ran."""
+    return max(float(t.wall_s or 0.0), float(t.usage.get("agent", {}).get("model_s", 0.0)))
+
+
+def run_budgeted(
+    scenarios: Sequence[Scenario],
+    name: str,
+    make: Callable[[], object],
+    user_factory: Callable[[], object],
+    store,
+    out: TrajectoryStore,
+    budget_min: float | None,
+    *,
+    progress: bool = True,
+) -> tuple[list[TrialRecord], dict]:
+    """Play ``scenarios`` in the given (fixed, stratified) order until the time budget is spent.
+
+    Issue 13 §4: the trials "run in a fixed seeded difficulty-stratified order and the sweep stops
+    starting new trials when the budget is spent; a rerun resumes [...] and a larger budget extends
+    the same order". The budget is ``budget_min`` minutes of :func:`trial_cost_s`, summed over the
+    agent's finished trials of this plan (those of earlier runs included); a trial that has started
+    always finishes. ``None`` plays every scenario. Returns the finished trials in plan order and a
+    status: ``planned`` (N), ``done`` (n), ``spent_s``, ``budget_s``, ``stopped_by_budget``.
+    (One function on purpose: the PACE/PADMÉ anytime sweeps size themselves the same way.)"""
+    budget_s = None if budget_min is None else 60.0 * float(budget_min)
+    ids = {s.trial_id for s in scenarios}
+    finished = {t.trial_id: t for t in out.load(name) if t.trial_id in ids} if out.path(name).exists() else {}
+    spent = sum(trial_cost_s(t) for t in finished.values())
+    todo = [s for s in scenarios if s.trial_id not in finished]
+    stopped = False
+    if todo and (budget_s is None or spent < budget_s):
+        agent, user = make(), user_factory()
+        if getattr(agent, "name", name) != name:
+            raise ValueError(
+                f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
+            )
+        total = None if budget_s is None else round(budget_s / 60, 1)
+        bar = tqdm(total=len(scenarios), initial=len(finished), desc=f"trials {name}", unit="trial",
+                   disable=not progress, mininterval=0.5)  # fmt: skip
+        for s in todo:
+            if budget_s is not None and spent >= budget_s:
+                stopped = True
+                break
+            t = run_trial(s, agent, user, store)
+            out.append(t)
+            finished[t.trial_id] = t
+            spent += trial_cost_s(t)
+            bar.set_postfix_str(f"{spent / 60:.1f} of {total} min" if total else f"{spent / 60:.1f} min")
+            bar.update(1)
+        bar.close()
+    elif todo:
+        stopped = True
+    done = [finished[s.trial_id] for s in scenarios if s.trial_id in finished]
+    status = {"agent": name, "planned": len(scenarios), "done": len(done), "spent_s": round(spent, 1),
+              "budget_s": budget_s, "stopped_by_budget": stopped}  # fmt: skip
+    return done, status
+
+
 def load_all(out: TrajectoryStore, agents: Iterable[str] | None = None) -> list[TrialRecord]:
     return [t for a in (agents or out.agents()) for t in out.load(a)]
