@@ -22,5 +22,8 @@ class GatewayParams(Section):
     max_cost_usd: Annotated[float, Field(ge=0)] | None = (
         None  # None: no budget; 0.0: any paid call stops the run
     )
+    max_local_hours: Annotated[float, Field(gt=0)] | None = (
+        None  # None: no limit; else a run whose local-model part is estimated longer refuses to start
+    )
     progress: bool = True
     concurrency: dict[str, PositiveInt] = {}
