@@ -153,8 +153,12 @@ def test_build_on_esci_keeps_the_real_queries(tmp_path, paceshop_config):
     ex = pd.read_parquet(ex_path)
     ex = ex[ex.product_locale == "us"]
     real = {f"esci-{qid}": normalize_query(g["query"].iloc[0]) for qid, g in ex.groupby("query_id")}
-    labels = {f"esci-{qid}": dict(zip(g.product_id, g.esci_label, strict=True)) for qid, g in ex.groupby("query_id")}
-    cfg = paceshop_config(catalog={"esci": {"examples": str(ex_path), "products": str(pr_path)}}, n_queries=12)
+    labels = {
+        f"esci-{qid}": dict(zip(g.product_id, g.esci_label, strict=True)) for qid, g in ex.groupby("query_id")
+    }
+    cfg = paceshop_config(
+        catalog={"esci": {"examples": str(ex_path), "products": str(pr_path)}}, n_queries=12
+    )
     res = build(cfg, progress=False)
     assert {q.query_id for q in res.candidate_queries} == set(real)  # all of them, and nothing generated
     assert res.queries and all(q.source == "esci" for q in res.queries)

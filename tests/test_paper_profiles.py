@@ -86,7 +86,9 @@ def test_padme_profile_is_seed_003s_experiment(profiles, name):
     assert {e["name"] for e in evs if e.get("in_pipeline")} == {
         m.paper_name for m in R.PADME_EVALUATORS if m.in_pipeline
     }
-    assert {e["name"] for e in evs if e.get("in_pipeline")} == {r["name"] for r in PAPER_ROSTER if r["in_pipeline"]}
+    assert {e["name"] for e in evs if e.get("in_pipeline")} == {
+        r["name"] for r in PAPER_ROSTER if r["in_pipeline"]
+    }
 
 
 @pytest.mark.parametrize("name", API_PROFILES)

@@ -26,6 +26,7 @@ from .config import claim_outputs, load_profile
 from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
 from .paths import NOTEBOOKS_DIR
+from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
 
@@ -111,8 +112,10 @@ def skip_reason(step: Step, outcome: dict[str, str]) -> str | None:
     return None
 
 
-def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
+def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True) -> int:
     prof = load_profile(profile)
+    if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
+        check_before_run(str(prof.path))
     steps = load_pipeline()
     if only:
         unknown = set(only) - {s.name for s in steps}
@@ -205,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by name)")
     r.add_argument("--keep-logs", action="store_true", help="keep previous call logs and artefact registry")
+    r.add_argument(
+        "--no-preview",
+        action="store_true",
+        help="skip the cost and time preview (and its limits) before the run",
+    )
     sub.add_parser("list", help="print the pipeline's notebooks in order")
     c = sub.add_parser("check", help="validate a profile (every key and value) and exit")
     c.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "check":
         return check(a.profile)
-    return run(a.profile, a.only, fresh=not a.keep_logs)
+    return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,16 @@ def parse_backbones(entries: list, where: str = "backbones") -> list[Backbone]:
         if isinstance(e, str):
             out.append(Backbone(name=e, model=e))
         elif isinstance(e, dict) and "model" in e:
-            known = {"name", "model", "api_base", "server", "model_name", "concurrency", "params", "substitute_for"}
+            known = {
+                "name",
+                "model",
+                "api_base",
+                "server",
+                "model_name",
+                "concurrency",
+                "params",
+                "substitute_for",
+            }
             extra = set(e) - known
             if extra:
                 raise ValueError(f"{where}[{i}]: unknown keys {sorted(extra)}; allowed: {sorted(known)}")

@@ -63,8 +63,16 @@ PACE_JUDGES: tuple[PaperModel, ...] = tuple(
         ("GPT-OSS 120B", FIREWORKS + "gpt-oss-120b"),
     ]
 )
-PACE_GENERATOR = _m("000", "generator", "Claude Opus 4.6", "anthropic/claude-opus-4-6", "seed 000 App. B.2 step 5, B.9")
-PACE_RUBRIC_PROTOCOLS = ("pacejudge", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic")
+PACE_GENERATOR = _m(
+    "000", "generator", "Claude Opus 4.6", "anthropic/claude-opus-4-6", "seed 000 App. B.2 step 5, B.9"
+)
+PACE_RUBRIC_PROTOCOLS = (
+    "pacejudge",
+    "geval",
+    "mtbench_scalar_first",
+    "persona_blind",
+    "persona_aware_generic",
+)
 """E.1: the five prompt configurations every backbone runs."""
 PACE_ADAPTED_PROTOCOLS = ("ares", "personalens", "etapp")
 """Table 3 / C.3: the single-target adapted baselines, run on Sonnet 4.6 only."""
@@ -101,7 +109,9 @@ PADME_AGENTS: tuple[PaperModel, ...] = (
     _m("003", "agent", "gpt-oss-120b", GPT_OSS_120B, "seed 003 §5.1"),
     _m("003", "agent", "nemotron-lightning-3.5", NEMOTRON_LIGHTNING, "seed 003 §5.1"),
 )
-PADME_USER = _m("003", "user", "qwen3-30b-a3b-instruct", FIREWORKS + "qwen3-30b-a3b-instruct-2507", "seed 003 §5.1")
+PADME_USER = _m(
+    "003", "user", "qwen3-30b-a3b-instruct", FIREWORKS + "qwen3-30b-a3b-instruct-2507", "seed 003 §5.1"
+)
 PADME_STEERING = _m("003", "steering", "gpt-oss-120b", GPT_OSS_120B, "seed 003 §5.1")
 PADME_FILTER_JUDGES: tuple[PaperModel, ...] = (
     _m("003", "filter_judge", "nemotron-lightning-3.5", NEMOTRON_LIGHTNING, "seed 003 §5.1 (J1)"),
