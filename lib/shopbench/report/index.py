@@ -47,7 +47,8 @@ def _entry(a: dict) -> dict:
     return {"name": a["name"], "notebook": a["notebook"], "kind": a["kind"], "evidence": a.get("evidence"),
             "evidence_why": a.get("evidence_why", ""), "evidence_rows": a.get("evidence_rows") or {},
             "evidence_parts": a.get("evidence_parts") or {}, "n": a.get("n", a.get("rows")),
-            "backbones": a.get("backbones") or [], "files": a["files"], "caption": a["caption"]}  # fmt: skip
+            "backbones": a.get("backbones") or [], "files": a["files"], "caption": a["caption"],
+            "partial": a.get("partial")}  # fmt: skip
 
 
 def _read_csv(paper_dir: Path):
