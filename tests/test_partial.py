@@ -85,3 +85,20 @@ def test_context_marks_downstream_notebooks_partial(tmp_path, monkeypatch):
     assert for_notebooks(tmp_path, upstream("50_padme_meta_eval")) is None
     record(tmp_path, "20_pace_judge_sweep/x", 9, 9)
     assert for_notebooks(tmp_path, upstream("30_pace_metrics")) is None
+
+
+def test_index_lists_substitutes(tmp_path):
+    from shopbench.config import load_profile
+    from shopbench.pipeline import substitutes
+
+    p = tmp_path / "sub.yaml"
+    p.write_text(
+        "backbones:\n  - {name: b, model: openai/gpt-5.4-mini, substitute_for: retired-model}\n",
+        encoding="utf-8",
+    )
+    subs = substitutes(load_profile(p))
+    assert subs == {"b": "retired-model"}
+    (tmp_path / "paper").mkdir()
+    md, _ = build_index(tmp_path / "paper", {"profile": "sub", "notebooks": [], "substitutes": subs})
+    assert "`b` stands in for the paper's `retired-model`" in md.read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "paper" / "index.json").read_text(encoding="utf-8"))["substitutes"] == subs

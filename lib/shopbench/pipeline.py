@@ -175,6 +175,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
         "wall_s": round(time.perf_counter() - t0, 2),
         "notebooks": nbs,
         "missing_artifacts": missing,
+        "substitutes": substitutes(prof),  # issue 14 §1: stand-ins for the papers' models, by backbone
         **summarize_calls(root / "calls"),
     }
     write_run_json(paper, summary)
@@ -191,6 +192,18 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     for p in problems:
         print(f"[{prof.name}] evidence: {p}", file=sys.stderr)
     return 1 if (outcome or missing or problems) else 0
+
+
+def substitutes(prof) -> dict[str, str]:
+    """``{backbone name: the paper's model it stands in for}`` (``substitute_for:`` in the profile)."""
+    from .llm import parse_backbones
+    from .profiles import as_plain
+
+    return {
+        b.name: b.substitute_for
+        for b in parse_backbones([as_plain(e) for e in prof.params.backbones])
+        if b.substitute_for
+    }
 
 
 def check(profile: str) -> int:

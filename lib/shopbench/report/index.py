@@ -31,6 +31,10 @@ def _fmt_run(run: dict) -> list[str]:
         f"- git commit: `{run.get('git_commit')}`; date: {run.get('date')}",
         f"- wall time: {run.get('wall_s', 0):.1f} s; model calls: {run.get('calls', 0)}; "
         f"cache hit rate: {'n/a' if rate is None else f'{rate:.1%}'}; cost: ${run.get('cost_usd', 0):.4f}",
+        *[
+            f"- substitute: `{name}` stands in for the paper's `{paper}`"
+            for name, paper in sorted((run.get("substitutes") or {}).items())
+        ],
         "",
         "| notebook | wall s | status |",
         "|---|---|---|",
@@ -161,6 +165,7 @@ def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, P
     html_path = paper_dir / "index.html"
     html_path.write_text(page, encoding="utf-8")
     index = {"profile": run.get("profile") if run else paper_dir.parent.name, "evidence_problems": problems,
+             "substitutes": (run or {}).get("substitutes") or {},
              "artifacts": [_entry(a) for a in arts]}  # fmt: skip
     (paper_dir / "index.json").write_text(
         json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
