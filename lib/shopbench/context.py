@@ -117,6 +117,7 @@ class RunContext:
                 mode=g.mode,
                 batch_poll_s=g.batch_poll_s,
                 batch_min_calls=g.batch_min_calls,
+                budget_mode="partial",  # a cost-cap stop leaves partial tables, never a failed notebook
             )
         return self._gateway
 
@@ -151,14 +152,23 @@ class RunContext:
         ``evidence`` (required): ``"measured"``, ``"known-answer"``, ``"reference"``, ``"mixed"`` (with
         an ``evidence`` column), ``ctx.evidence.per_row("<producer column>")`` or ``{column: kind}``
         (:mod:`shopbench.report.evidence`); ``why`` says what makes it that kind (shown in the caption)."""
-        save_table(df, name, caption, self.paper_dir, self.provenance(), evidence=evidence, why=why, **kw)
+        save_table(df, name, caption, self.paper_dir, self.provenance(), evidence=evidence, why=why,
+                   partial=self.partial(), **kw)  # fmt: skip
         return df
 
     def figure(self, fig, name: str, caption: str, *, evidence, why: str = "", **kw):
         """Save a figure (PNG + PDF) with a caption and register it for the index; ``evidence`` as
         for :meth:`table` (a kind, or ``{series: kind}``)."""
-        save_figure(fig, name, caption, self.paper_dir, self.provenance(), evidence=evidence, why=why, **kw)
+        save_figure(fig, name, caption, self.paper_dir, self.provenance(), evidence=evidence, why=why,
+                    partial=self.partial(), **kw)  # fmt: skip
         return fig
+
+    def partial(self) -> dict | None:
+        """The cost-capped runs this notebook's artefacts are built from (its own and those of the
+        notebooks it reads), or None (:mod:`shopbench.report.partial`)."""
+        from .report.partial import for_notebooks, upstream
+
+        return for_notebooks(self.out / "calls", upstream(self.notebook))
 
     @property
     def evidence(self):

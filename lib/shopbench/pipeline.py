@@ -27,6 +27,7 @@ from .config import claim_outputs, load_profile
 from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
 from .paths import NOTEBOOKS_DIR
+from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
 
@@ -148,8 +149,10 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
             print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
 
 
-def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
+def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True) -> int:
     prof = load_profile(profile)
+    if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
+        check_before_run(str(prof.path))
     steps = load_pipeline()
     if only:
         unknown = set(only) - {s.name for s in steps}
@@ -193,6 +196,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
         "wall_s": round(time.perf_counter() - t0, 2),
         "notebooks": nbs,
         "missing_artifacts": missing,
+        "substitutes": substitutes(prof),  # issue 14 §1: stand-ins for the papers' models, by backbone
         **summarize_calls(root / "calls"),
     }
     write_run_json(paper, summary)
@@ -211,6 +215,18 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True) -> int:
     return 1 if (outcome or missing or problems) else 0
 
 
+def substitutes(prof) -> dict[str, str]:
+    """``{backbone name: the paper's model it stands in for}`` (``substitute_for:`` in the profile)."""
+    from .llm import parse_backbones
+    from .profiles import as_plain
+
+    return {
+        b.name: b.substitute_for
+        for b in parse_backbones([as_plain(e) for e in prof.params.backbones])
+        if b.substitute_for
+    }
+
+
 def check(profile: str) -> int:
     """Validate a profile without running anything (``make paper`` does this first)."""
     prof = load_profile(profile)
@@ -226,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by name)")
     r.add_argument("--keep-logs", action="store_true", help="keep previous call logs and artefact registry")
+    r.add_argument(
+        "--no-preview",
+        action="store_true",
+        help="skip the cost and time preview (and its limits) before the run",
+    )
     sub.add_parser("list", help="print the pipeline's notebooks in order")
     c = sub.add_parser("check", help="validate a profile (every key and value) and exit")
     c.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
@@ -236,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "check":
         return check(a.profile)
-    return run(a.profile, a.only, fresh=not a.keep_logs)
+    return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview)
 
 
 if __name__ == "__main__":

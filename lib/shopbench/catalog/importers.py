@@ -104,7 +104,10 @@ def load_esci(
     split on newlines, HTML stripped, ``domain`` by :func:`keywords.pick_rule` on title + brand.
     Queries: one per distinct normalized query text (first ``query_id`` wins, id ``esci-<query_id>``),
     tagged with :func:`keywords.tag_query` on the query and its first three E-labelled (Exact) products;
-    ``seed_product_id`` is the first E product. Queries that normalize to nothing are skipped.
+    ``seed_product_id`` is the first E product and ``esci_labels`` maps each judged product of the
+    catalog to its ESCI label (E/S/C/I, first judgement wins). Queries that normalize to nothing are
+    skipped. These are the real queries the paper's Tables 10 and 11 describe (B.2: "97,227 normalized
+    US shopping queries"); :func:`shopbench.paceshop.build.build` uses them instead of generating any.
     """
     ex_path, pr_path = Path(examples_path), Path(products_path)
     pr = _read_parquet(pr_path, PRODUCT_COLUMNS, "products")
@@ -151,10 +154,14 @@ def load_esci(
                            fix=f"use one of {list(ESCI_LABELS)}")  # fmt: skip
 
     exact: dict[Any, list[str]] = {}
-    for qid, pid in zip(ex.loc[ex["esci_label"] == "E", "query_id"].tolist(),
-                        ex.loc[ex["esci_label"] == "E", "product_id"].tolist(), strict=True):  # fmt: skip
+    labels: dict[Any, dict[str, str]] = {}
+    for qid, pid, label in zip(ex["query_id"].tolist(), ex["product_id"].tolist(), ex["esci_label"].tolist(),
+                               strict=True):  # fmt: skip
         pid = _text(pid)
-        if pid in products:
+        if pid not in products:
+            continue
+        labels.setdefault(qid, {}).setdefault(pid, str(label))
+        if label == "E":
             exact.setdefault(qid, []).append(pid)
     first = ex.drop_duplicates("query_id", keep="first")
     queries: list[Query] = []
@@ -166,8 +173,9 @@ def load_esci(
         seen.add(text)
         e = exact.get(qid, [])
         vertical, mission = tag_query(text, [products[p] for p in e[:3]])
-        queries.append(Query(query_id=f"esci-{qid}", query=text, vertical=vertical, mission=mission, source="esci",
-                             seed_product_id=e[0] if e else None))  # fmt: skip
+        queries.append(Query(query_id=f"esci-{_plain(qid)}", query=text, vertical=vertical, mission=mission,
+                             source="esci", seed_product_id=e[0] if e else None,
+                             esci_labels=labels.get(qid, {})))  # fmt: skip
     return list(products.values()), queries
 
 

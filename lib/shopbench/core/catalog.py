@@ -54,6 +54,8 @@ class Query(Model):
     mission: str  # shopping mission (Table 11), same rule
     source: str = "synthetic"
     seed_product_id: str | None = None
+    # ESCI's own judgements of this query (product_id -> E/S/C/I), as published; None for other sources
+    esci_labels: dict[str, str] | None = None
 
 
 class EvidencePool(Model):

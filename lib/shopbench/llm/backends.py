@@ -46,6 +46,10 @@ class Backbone:
     model_name: str | None = None  # registry model the server loads
     concurrency: int | None = None
     params: dict[str, Any] = field(default_factory=dict)  # default generation settings
+    # every server of this model (a profile's api_base list); calls go to api_base until the gateway
+    # spreads them over the list
+    api_bases: list[str] = field(default_factory=list)
+    substitute_for: str | None = None  # the paper's model this one stands in for (profiles.rosters)
 
     @property
     def provider(self) -> str:
@@ -72,7 +76,7 @@ class Backbone:
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "model": self.model}
-        for k in ("api_base", "server", "model_name", "concurrency"):
+        for k in ("api_base", "server", "model_name", "concurrency", "substitute_for"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         return d
@@ -84,15 +88,28 @@ def parse_backbones(entries: list, where: str = "backbones") -> list[Backbone]:
         if isinstance(e, str):
             out.append(Backbone(name=e, model=e))
         elif isinstance(e, dict) and "model" in e:
-            known = {"name", "model", "api_base", "server", "model_name", "concurrency", "params"}
+            known = {
+                "name",
+                "model",
+                "api_base",
+                "server",
+                "model_name",
+                "concurrency",
+                "params",
+                "substitute_for",
+            }
             extra = set(e) - known
             if extra:
                 raise ValueError(f"{where}[{i}]: unknown keys {sorted(extra)}; allowed: {sorted(known)}")
+            bases = e.get("api_base")
+            bases = [str(b) for b in bases] if isinstance(bases, list) else ([str(bases)] if bases else [])
             out.append(
                 Backbone(
                     name=str(e.get("name") or e["model"]),
                     model=str(e["model"]),
-                    api_base=e.get("api_base"),
+                    api_base=bases[0] if bases else None,
+                    api_bases=bases,
+                    substitute_for=e.get("substitute_for"),
                     server=e.get("server"),
                     model_name=e.get("model_name"),
                     concurrency=e.get("concurrency"),

@@ -172,6 +172,7 @@ class Gateway:
         mode: str = "realtime",
         batch_poll_s: float = 30.0,
         batch_min_calls: int = 20,
+        budget_mode: str = "raise",
     ):
         self.cache = ResponseCache(cache_dir)
         self.log_dir = Path(log_dir)
@@ -181,6 +182,10 @@ class Gateway:
         self.backoff_s = float(backoff_s)
         self.backoff_max_s = float(backoff_max_s)
         self.max_cost_usd = max_cost_usd
+        # "raise": a cost-cap stop raises BudgetExceeded; "partial" (notebooks): the calls not made come
+        # back as error rows ("not called: ...", never logged or cached) and the stop is recorded in
+        # <log_dir>/partial.json, so the tables built from the sweep say "partial: n of N calls"
+        self.budget_mode = budget_mode
         self.progress = progress
         self.backbones = {b.name: b for b in backbones}
         self.spent_usd = 0.0
@@ -365,7 +370,18 @@ class Gateway:
         finally:
             bar.close()
         self.stats["cost_usd"] = self.spent_usd
-        if budget_stopped:
+        from ..report.partial import record as record_partial
+
+        record_partial(self.log_dir, run_id, len(calls) - len(budget_stopped), len(calls))
+        if budget_stopped and self.budget_mode == "partial":
+            print(f"run {run_id!r}: cost cap ${self.max_cost_usd} reached after ${self.spent_usd:.4f}; "
+                  f"{len(budget_stopped)} of {len(calls)} calls were not made (partial; raise "
+                  "gateway.max_cost_usd and rerun to finish)")  # fmt: skip
+            for c in budget_stopped:
+                new_rows[(c.item_id, c.key)] = self._error_row(
+                    run_id, c, "not called: the cost cap gateway.max_cost_usd was reached", 0, 0.0
+                )
+        elif budget_stopped:
             raise BudgetExceeded(
                 f"run {run_id!r}: cost cap ${self.max_cost_usd} reached after ${self.spent_usd:.4f}; "
                 f"{len(budget_stopped)} of {len(calls)} calls were not made. Finished calls are cached and "

@@ -107,16 +107,27 @@ class BuildResult:
 
 
 def load_catalog(cfg: BuildConfig) -> list[Product]:
+    """The products of the configured catalog (see :func:`load_source` for its queries too)."""
+    return load_source(cfg)[0]
+
+
+def load_source(cfg: BuildConfig) -> tuple[list[Product], list[Query] | None]:
+    """The catalog's products and, for a source that has real queries (ESCI), those queries; ``None``
+    when the build must generate queries from the products (synthetic and JSON catalogs).
+
+    B.2: "We begin from 97,227 normalized US shopping queries and 4,460 public evidence records": with
+    an ESCI source every candidate query is a real ESCI query (its ``query``, ``query_id`` and the
+    products' ``esci_label``s kept, :func:`shopbench.catalog.importers.load_esci`), so Tables 10 and 11
+    describe real queries; none is generated."""
     from ..catalog.importers import load_esci, load_json_products
     from ..catalog.synthetic import synthetic_catalog
 
     if cfg.catalog == "synthetic":
-        return synthetic_catalog(cfg.n_products, seed=cfg.seed)
+        return synthetic_catalog(cfg.n_products, seed=cfg.seed), None
     if isinstance(cfg.catalog, dict) and "esci" in cfg.catalog:
-        products, _ = load_esci(cfg.catalog["esci"]["examples"], cfg.catalog["esci"]["products"])
-        return products
+        return load_esci(cfg.catalog["esci"]["examples"], cfg.catalog["esci"]["products"])
     if isinstance(cfg.catalog, dict) and "json" in cfg.catalog:
-        return load_json_products(cfg.catalog["json"])
+        return load_json_products(cfg.catalog["json"]), None
     raise ValueError(
         f"paceshop.catalog: 'synthetic', {{esci: {{examples, products}}}} or {{json: path}}; got {cfg.catalog!r}"
     )
@@ -157,13 +168,17 @@ def build(cfg: BuildConfig, gateway=None, backbone=None, progress: bool = True) 
 
     t = {}
     t0 = time.perf_counter()
-    products = load_catalog(cfg)
+    products, source_queries = load_source(cfg)
     by_pid = {p.product_id: p for p in products}
     t["catalog_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     index = EvidenceIndex(products, method=cfg.retrieval)
-    candidates = generate_queries(products, cfg.n_candidate_queries, seed=cfg.seed, index=index)
+    if source_queries is not None:  # ESCI: every real query is a candidate ("Backbone" of Tables 10/11)
+        candidates = list(source_queries)  # retained in a seeded order, so retention is not by query id
+        random.Random(f"{cfg.seed}:source-queries").shuffle(candidates)
+    else:
+        candidates = generate_queries(products, cfg.n_candidate_queries, seed=cfg.seed, index=index)
     queries, pools_list = build_pools(candidates, index, min_products=3, max_queries=cfg.n_queries)
     pools = {p.query_id: p for p in pools_list}
     t["queries_pools_s"] = time.perf_counter() - t0

@@ -22,10 +22,15 @@ class GatewayParams(Section):
     max_cost_usd: Annotated[float, Field(ge=0)] | None = (
         None  # None: no budget; 0.0: any paid call stops the run
     )
+    max_local_hours: Annotated[float, Field(gt=0)] | None = (
+        None  # None: no limit; else a run whose local-model part is estimated longer refuses to start
+    )
     progress: bool = True
     concurrency: dict[str, PositiveInt] = {}
     # "batch": calls to openai/ and anthropic/ models go through the providers' batch APIs (half price,
     # answers within the providers' 24 h window; llm/batch.py); other providers stay real-time
     mode: Literal["realtime", "batch"] = "realtime"
     batch_poll_s: Seconds = 30.0  # how often a batch's status is checked
-    batch_min_calls: PositiveInt = 20  # sweeps with fewer batchable calls (an agent's next turn) stay real-time
+    batch_min_calls: PositiveInt = (
+        20  # sweeps with fewer batchable calls (an agent's next turn) stay real-time
+    )

@@ -16,6 +16,7 @@ from ..paths import ROOT
 from .evidence import EVIDENCE_COLUMN, EvidenceError, PerRow
 from .evidence import resolve as resolve_evidence
 from .figures import tidy
+from .partial import note as partial_note
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -74,7 +75,8 @@ def _register(paper_dir: Path, record: dict) -> dict:
 
 
 def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: Provenance,
-               float_format: str = "%.3f", *, evidence=None, why: str = "", n: int | None = None) -> dict:  # fmt: skip
+               float_format: str = "%.3f", *, evidence=None, why: str = "", n: int | None = None,
+               partial: dict | None = None) -> dict:  # fmt: skip
     """Write ``<name>.csv``, ``.md`` and ``.tex`` under ``paper_dir/tables`` and register them.
 
     ``evidence`` is required (:mod:`.evidence`): a kind, ``per_row(<producer column>)``, ``"mixed"``
@@ -88,20 +90,20 @@ def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: P
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / f"{name}.csv", index=True)
     shown, omitted = present(df, float_format)
-    full_caption = " ".join(x for x in (caption.strip(), omitted, ev.label()) if x)
+    full_caption = " ".join(x for x in (caption.strip(), omitted, partial_note(partial), ev.label()) if x)
     md = _markdown(shown)
     (out / f"{name}.md").write_text(f"**{name}.** {full_caption}\n\n{md}\n", encoding="utf-8")
     tex = shown.to_latex(caption=latex_escape(full_caption), label=f"tab:{name}", escape=True)
     (out / f"{name}.tex").write_text(tex, encoding="utf-8")
     files = {ext: f"tables/{name}.{ext}" for ext in ("csv", "md", "tex")}
     rec = {"kind": "table", "name": name, "caption": full_caption, "files": files, "rows": len(df),
-           "n": len(df) if n is None else int(n), **ev.as_dict(), **_fixed(evidence),
+           "n": len(df) if n is None else int(n), **ev.as_dict(), **_fixed(evidence), "partial": partial,
            **asdict(provenance), "date": provenance.date or now_iso()}  # fmt: skip
     return _register(paper_dir, rec)
 
 
 def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance: Provenance, dpi: int = 150, *,
-                evidence=None, why: str = "", n: int | None = None) -> dict:  # fmt: skip
+                evidence=None, why: str = "", n: int | None = None, partial: dict | None = None) -> dict:  # fmt: skip
     """Write ``<name>.png`` and ``.pdf`` under ``paper_dir/figures`` and register them. ``evidence``
     is required: a kind, or a ``{series: kind}`` mapping for a figure that mixes kinds."""
     _check_name(name)
@@ -118,7 +120,8 @@ def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance:
     fig.savefig(out / f"{name}.png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(out / f"{name}.pdf", bbox_inches="tight", metadata={"CreationDate": None, "Creator": None})
     files = {"png": f"figures/{name}.png", "pdf": f"figures/{name}.pdf"}
-    rec = {"kind": "figure", "name": name, "caption": f"{caption.strip()} {ev.label()}", "files": files,
+    cap = " ".join(x for x in (caption.strip(), partial_note(partial), ev.label()) if x)
+    rec = {"kind": "figure", "name": name, "caption": cap, "files": files, "partial": partial,
            "n": None if n is None else int(n), **ev.as_dict(), **asdict(provenance),
            "date": provenance.date or now_iso()}  # fmt: skip
     return _register(paper_dir, rec)

@@ -32,6 +32,10 @@ def _fmt_run(run: dict) -> list[str]:
         f"- wall time: {run.get('wall_s', 0):.1f} s; model calls: {run.get('calls', 0)}; "
         f"cache hit rate: {'n/a' if rate is None else f'{rate:.1%}'}; cost: ${run.get('cost_usd', 0):.4f}",
         *_provider_cache_line(run),
+        *[
+            f"- substitute: `{name}` stands in for the paper's `{paper}`"
+            for name, paper in sorted((run.get("substitutes") or {}).items())
+        ],
         "",
         "| notebook | wall s | status |",
         "|---|---|---|",
@@ -59,7 +63,7 @@ def _entry(a: dict) -> dict:
             "evidence_why": a.get("evidence_why", ""), "evidence_rows": a.get("evidence_rows") or {},
             "evidence_parts": a.get("evidence_parts") or {}, "n": a.get("n", a.get("rows")),
             "backbones": a.get("backbones") or [], "files": a["files"], "caption": a["caption"],
-            **({"rehearsal": True} if a.get("rehearsal") else {})}  # fmt: skip
+            "partial": a.get("partial"), **({"rehearsal": True} if a.get("rehearsal") else {})}  # fmt: skip
 
 
 def _read_csv(paper_dir: Path):
@@ -173,6 +177,7 @@ def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, P
     html_path = paper_dir / "index.html"
     html_path.write_text(page, encoding="utf-8")
     index = {"profile": run.get("profile") if run else paper_dir.parent.name, "evidence_problems": problems,
+             "substitutes": (run or {}).get("substitutes") or {},
              "artifacts": [_entry(a) for a in arts]}  # fmt: skip
     (paper_dir / "index.json").write_text(
         json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -1,0 +1,121 @@
+"""The cost and time preview (issue 14 §2): no key, no call; limits refuse a run before it starts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shopbench import preview as PV
+from shopbench.errors import UserError
+
+KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY", "GEMINI_API_KEY",
+        "GOOGLE_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")  # fmt: skip
+
+SMALL = """
+paceshop: {n_products: 400, n_candidate_queries: 240, n_queries: 40, n_personas: 60, n_holdout: 17,
+           test_goods: 24, dev_goods: 24, swap_slice: 24}
+"""
+
+
+@pytest.fixture
+def no_calls(monkeypatch, tmp_path):
+    """No key in the environment, outputs in a temporary folder, and any model call fails the test."""
+    from shopbench.llm._litellm import litellm
+
+    for k in KEYS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path / "out"))
+
+    def boom(*a, **kw):
+        raise AssertionError("the preview made a model call")
+
+    monkeypatch.setattr(litellm, "completion", boom)
+    monkeypatch.setattr(litellm, "acompletion", boom)
+    return tmp_path
+
+
+def _profile(tmp_path, name: str, text: str):
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_full_preview_without_keys_prints_writes_and_refuses(no_calls, capsys):
+    assert PV.main(["--profile", "full"]) == 0
+    out = capsys.readouterr().out
+    data = json.loads((no_calls / "out" / "full" / "paper" / "preview.json").read_text(encoding="utf-8"))
+    nbs = {x["notebook"] for x in data["lines"]}
+    assert {"10_paceshop_build", "20_pace_judge_sweep", "40_padme_synthesis", "50_padme_meta_eval",
+            "80_shop_agents"} <= nbs  # fmt: skip
+    api = data["totals"]["api"]
+    assert api["calls"] > 100_000 and api["usd"] > 100 and api["input_tokens"] > api["output_tokens"] > 0
+    assert data["totals"]["api_available"]["usd"] == 0  # nothing callable without keys
+    assert any("API models can be called" in r for r in data["refusals"])
+    assert "20_pace_judge_sweep" in out and "WOULD REFUSE TO START" in out
+    line = next(x for x in data["lines"] if x["backbone"] == "anthropic/claude-opus-4-7")
+    assert line["usd"] == pytest.approx(
+        PV.price(line["model"], line["input_tokens"], line["cached_input_tokens"], line["output_tokens"]),
+        rel=1e-3,
+    )
+
+
+def test_judge_prompt_sizes_come_from_the_real_prompts(no_calls):
+    """The PACE lines' input tokens are the rendered protocol prompts (not a constant)."""
+    from shopbench.config import load_profile
+    from shopbench.judges.protocols import get_protocol, messages
+
+    p = _profile(no_calls, "judges", SMALL + "judging: {llm_runs: [{backbone: openai/gpt-5.4-mini, "
+                 "protocols: [pacejudge, personalens], subset: 50}], deterministic_judges: [local/checks]}\n")  # fmt: skip
+    pv = PV.build_preview(load_profile(p))
+    lines = {x.role: x for x in pv.lines if x.backbone == "openai/gpt-5.4-mini"}
+    pj, pl = lines["judge (pacejudge)"], lines["judge (personalens)"]
+    assert pj.calls == pl.calls == 50
+    rec = next(r for r in PV._sample_build(load_profile(p)).records if r.split == "test")
+    one = PV.count_tokens(messages(get_protocol("pacejudge"), rec))
+    assert 0.5 * one < pj.input_tokens / pj.calls < 2 * one
+    assert pj.input_tokens != pl.input_tokens  # each protocol's own prompt
+    det = next(x for x in pv.lines if x.backbone == "local/checks")
+    assert det.kind == "embedded" and det.calls == 24 * 5 + 24 and det.usd == 0.0
+
+
+def test_cost_cap_refuses_to_start_and_names_the_setting(no_calls, monkeypatch):
+    from shopbench import pipeline
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-" + "x" * 40)
+    p = _profile(no_calls, "capped", SMALL + "backbones: [openai/gpt-5.4]\ngateway: {max_cost_usd: 0.01}\n"
+                 "judging: {llm_backbones: [openai/gpt-5.4], llm_protocols: [pacejudge], llm_subset: 40}\n")  # fmt: skip
+    with pytest.raises(UserError, match="raise gateway.max_cost_usd"):
+        PV.check_before_run(str(p))
+    ran = []
+    monkeypatch.setattr(pipeline, "run_notebook", lambda *a, **k: ran.append(a))
+    with pytest.raises(UserError, match="max_cost_usd"):
+        pipeline.run(str(p))
+    assert not ran  # nothing started
+    with pytest.raises(SystemExit) as e:  # one message, exit 2, no traceback
+        pipeline.main(["run", "--profile", str(p)])
+    assert e.value.code == 2 and not ran
+
+
+def test_local_hours_cap_refuses_and_names_the_setting(no_calls):
+    p = _profile(no_calls, "slow", "gateway: {max_local_hours: 0.05}\n"
+                 "judging: {deterministic_judges: [local/checks, local/random], deterministic_protocols: [pacejudge, geval]}\n")  # fmt: skip
+    with pytest.raises(UserError, match="raise gateway.max_local_hours"):
+        PV.check_before_run(str(p))
+
+
+def test_offline_profiles_are_not_gated(no_calls):
+    from shopbench.config import load_profile
+
+    assert not PV.needs_gate(load_profile("smoke")) and not PV.needs_gate(load_profile("paper"))
+    assert PV.needs_gate(load_profile("full"))
+
+
+def test_measured_local_rates_are_read(tmp_path):
+    (tmp_path / "local_llm.json").write_text(json.dumps({"results": [
+        {"name": "prompt_tokens_per_s", "value": 200.0}, {"name": "smollm2_generation_tokens_per_s", "value": 20.0},
+    ]}), encoding="utf-8")  # fmt: skip
+    rates = PV.local_rates(tmp_path)
+    assert rates["smollm2-135m-instruct"] == (200.0, 20.0)
+    assert rates["qwen2.5-coder-1.5b-instruct"] == PV.LOCAL_RATES["qwen2.5-coder-1.5b-instruct"]
+    assert PV.local_rates(tmp_path / "absent") == PV.LOCAL_RATES
