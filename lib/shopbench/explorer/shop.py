@@ -112,9 +112,11 @@ def turn_flags(trial: TrialRecord) -> dict[int, list[str]]:
                 reached.add(pid)
         if t.agent_error:
             f.append(f"agent_error: {_short(t.agent_error, 80)}")
-        if t.directive.ask_add and not t.events:
+        if t.directive.ask_add and not t.events and not silent:
             f.append("no_tool_use")
-        pending = [p for p in t.directive.pending if t.cart_after.get(p, 0) < target.get(p, 0)]
+        silent = t.user.terminate and not (t.agent_message or t.events or t.agent_error)
+        now = cart if silent else t.cart_after  # no agent turn after a stop: no controller read either
+        pending = [p for p in t.directive.pending if now.get(p, 0) < target.get(p, 0)]
         if pending:
             f.append(f"pending: {len(pending)} item(s)")
         if t.user.frustration >= 4:
@@ -128,8 +130,9 @@ def trial_steps(trial: TrialRecord) -> pd.DataFrame:
     """One row per step of the trial in order: ``turn, step, actor, action, detail, ok, cart, flags``.
 
     ``actor`` is customer, tool or agent; ``cart`` is the replayed cart after a cart write, and the
-    controller's cart read after the agent's reply; ``flags`` (on the agent's reply) are the turn's
-    :func:`turn_flags`."""
+    controller's cart read after the agent's reply; ``flags`` (on the agent's reply, or on the
+    customer's message when the customer ended the trial and the agent did not answer) are the
+    turn's :func:`turn_flags`."""
     flags = turn_flags(trial)
     rows = []
     cart: dict[str, int] = {}
@@ -140,9 +143,12 @@ def trial_steps(trial: TrialRecord) -> pd.DataFrame:
             ask.append(f"reveals {', '.join(d.reveal)}")
         if d.ask_add:
             ask.append(f"asks to add {', '.join(d.ask_add)}")
+        silent = t.user.terminate and not (t.agent_message or t.events or t.agent_error)  # the customer ended it
         rows.append({"turn": t.index, "actor": "customer", "action": "message" + (" (stop)" if t.user.terminate else ""),
                      "detail": t.user.message, "ok": True, "cart": "", "schedule": "; ".join(ask),
-                     "flags": ""})  # fmt: skip
+                     "flags": "; ".join(flags[t.index]) if silent else ""})  # fmt: skip
+        if silent:
+            continue
         for e in t.events:
             if is_mutation(e):
                 pid, q = str(e.result["product_id"]), int(e.result["quantity"])
