@@ -47,8 +47,12 @@ def test_cell_rows_alone_reproduce_the_cell(sweep_run, table):
                 assert rows.attrs["supported"] == bool(want.supported)
                 if not want.supported or np.isnan(want.estimate):
                     continue
-                again = headline_table(rows.drop(columns=["counts_as", "hit", "verdict_correct"]), s0_ids=s0, n_boot=10)
-                got = again[(again.table == table) & (again.level == "backbone") & (again.column == col)].estimate.iloc[0]
+                again = headline_table(
+                    rows.drop(columns=["counts_as", "hit", "verdict_correct"]), s0_ids=s0, n_boot=10
+                )
+                got = again[
+                    (again.table == table) & (again.level == "backbone") & (again.column == col)
+                ].estimate.iloc[0]
                 assert got == pytest.approx(want.estimate), (proto, back, col)
                 assert (rows.protocol == proto).all() and (rows.backbone == back).all()
                 assert rows.counts_as.str.len().gt(0).all()
@@ -66,7 +70,11 @@ def test_cell_rows_are_the_papers_slices(sweep_run):
     assert (ff.hit == fired).all()
     # S2 detect: single-defect BADs of the cross-component families; hit = judged BAD
     s2 = PC.cell_rows(rt, "S2_detect", "pacejudge", "local/checks")
-    want = sub[(sub.kind == "bad") & (sub.tier == 1) & sub.gold_family.isin(["XCOMP_MISMATCH", "INTENT_DRIFT", "REDUNDANCY"])]
+    want = sub[
+        (sub.kind == "bad")
+        & (sub.tier == 1)
+        & sub.gold_family.isin(["XCOMP_MISMATCH", "INTENT_DRIFT", "REDUNDANCY"])
+    ]
     assert set(s2.record_id) == set(want.record_id) and len(s2)
     assert set(s2.counts_as) <= {"n", "n; detect", "n; detect; loc"}
     assert (s2.hit == (s2.verdict == "BAD")).all()
@@ -75,7 +83,12 @@ def test_cell_rows_are_the_papers_slices(sweep_run):
     assert set(r0.record_id) == set(s0) & set(sub.record_id)
     # Table 5's S1 column: the persona swaps
     s1 = PC.cell_rows(rt, "S1_P_source", "pacejudge", "local/checks")
-    assert set(s1.kind) == {"swap"} and set(s1.swap_axis) <= {"budget", "hard_constraint", "brand", "attribute"}
+    assert set(s1.kind) == {"swap"} and set(s1.swap_axis) <= {
+        "budget",
+        "hard_constraint",
+        "brand",
+        "attribute",
+    }
 
 
 def test_mean_cell_takes_every_backbone_and_grid_matches_headline(sweep_run):
@@ -109,7 +122,9 @@ def test_filters_and_options(sweep_run):
     wrong = PC.filter_rows(rows, correct=False)
     assert not wrong.verdict_correct.any()
     # multi-defect gold families match on any part
-    bad = rt[(rt.kind == "bad") & (rt.tier >= 2) & (rt.protocol == "pacejudge") & (rt.backbone == "local/checks")]
+    bad = rt[
+        (rt.kind == "bad") & (rt.tier >= 2) & (rt.protocol == "pacejudge") & (rt.backbone == "local/checks")
+    ]
     part = bad.gold_family.iloc[0].split("+")[1]
     hit = PC.filter_rows(bad, gold_family=part)
     assert bad.gold_family.iloc[0] in set(hit.gold_family)
@@ -181,8 +196,12 @@ def test_trial_steps_replay_the_cart_and_flags(trials):
     for t in trials:
         steps = SX.trial_steps(t)
         assert list(steps.step) == list(range(len(steps)))
-        answered = [u for u in t.turns if u.agent_message or u.events or u.agent_error or not u.user.terminate]
-        assert (steps.actor == "customer").sum() == len(t.turns) and (steps.actor == "agent").sum() == len(answered)
+        answered = [
+            u for u in t.turns if u.agent_message or u.events or u.agent_error or not u.user.terminate
+        ]
+        assert (steps.actor == "customer").sum() == len(t.turns) and (steps.actor == "agent").sum() == len(
+            answered
+        )
         assert (steps.actor == "tool").sum() == len(t.events)
         # the cart after each agent reply is the controller's read; the last equals the final cart
         last = steps[steps.actor == "agent"].cart.iloc[-1]

@@ -16,7 +16,14 @@ from .._lazy import lazy_exports
 
 _EXPORTS = {
     ".results": ["Results", "open_results", "MissingResults"],
-    ".pace": ["cell_rows", "headline_values", "filter_rows", "filter_options", "disagreements", "export_pairs"],
+    ".pace": [
+        "cell_rows",
+        "headline_values",
+        "filter_rows",
+        "filter_options",
+        "disagreements",
+        "export_pairs",
+    ],
     ".shop": ["trial_steps", "reveal_schedule", "turn_flags", "trial_index"],
     ".padme": ["pairs_index", "votes_table", "evaluator_table", "pair_summary"],
     ".widget": ["explore", "Explorer"],

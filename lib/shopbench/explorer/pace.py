@@ -39,7 +39,17 @@ TABLE_TITLES = {"tab3": "Table 3 (PACE closure)", "tab4": "Table 4 (strict paire
 MEAN = "mean"
 PAIRED_PREFIXES = ("T4:S1:", "T4:")  # cells whose value reads a swap's GOOD base row (S1 PJC)
 # the columns a reader filters on, in the order the explorer shows them
-FILTERS = ("split", "label", "kind", "tier", "gold_family", "gold_location_group", "swap_axis", "protocol", "backbone")
+FILTERS = (
+    "split",
+    "label",
+    "kind",
+    "tier",
+    "gold_family",
+    "gold_location_group",
+    "swap_axis",
+    "protocol",
+    "backbone",
+)
 SHOW = ("record_id", "protocol", "backbone", "repeat", "label", "kind", "tier", "gold_family", "gold_location",
         "swap_axis", "split", "verdict", "defect_family", "defect_location", "parse_ok", "verdict_correct",
         "counts_as", "hit")  # fmt: skip
@@ -53,7 +63,9 @@ def stats_prefix(table: str, column: str) -> str:
     try:
         out = TABLES[table][column]
     except KeyError:
-        raise KeyError(f"no column {column!r} in {table!r} (columns: {list(TABLES.get(table, {}))})") from None
+        raise KeyError(
+            f"no column {column!r} in {table!r} (columns: {list(TABLES.get(table, {}))})"
+        ) from None
     parts = out.split(":")
     if len(parts) == 3:
         return f"{parts[0]}:{parts[1]}:"
@@ -64,7 +76,9 @@ def stats_prefix(table: str, column: str) -> str:
     return f"{top}:"
 
 
-def _mean_backbones(run_table: pd.DataFrame, protocol: str, mean_backbones: Sequence[str] | None) -> list[str]:
+def _mean_backbones(
+    run_table: pd.DataFrame, protocol: str, mean_backbones: Sequence[str] | None
+) -> list[str]:
     have = pd.unique(run_table.loc[run_table["protocol"] == protocol, "backbone"])
     if mean_backbones is None:
         return [b for b in have if not str(b).startswith("majority@")]
@@ -82,7 +96,9 @@ def cell_rows(run_table: pd.DataFrame, column: str, protocol: str, backbone: str
     rows are still returned so a reader can see what the judge said)."""
     prefix = stats_prefix(table, column)
     backs = _mean_backbones(run_table, protocol, mean_backbones) if backbone == MEAN else [backbone]
-    sub = run_table[(run_table["protocol"] == protocol) & run_table["backbone"].isin(backs)].reset_index(drop=True)
+    sub = run_table[(run_table["protocol"] == protocol) & run_table["backbone"].isin(backs)].reset_index(
+        drop=True
+    )
     spec = headline_spec(s0_ids)
     p = prepare(sub)
     stats = spec.stats(p) if len(p) else pd.DataFrame(index=p.index)
@@ -92,7 +108,9 @@ def cell_rows(run_table: pd.DataFrame, column: str, protocol: str, backbone: str
     contrib = vals > 0
     keep = contrib.any(axis=1)
     counts_as = ["; ".join(names[row]) for row in contrib]
-    if prefix in PAIRED_PREFIXES and len(sub):  # S1 PJC reads each swap's GOOD base row without a statistic of its own
+    if prefix in PAIRED_PREFIXES and len(
+        sub
+    ):  # S1 PJC reads each swap's GOOD base row without a statistic of its own
         swap = keep & p["is_swap"].to_numpy(bool)
         run = ["backbone", *(["repeat"] if "repeat" in sub else [])]
         bases = set(map(tuple, sub.loc[swap, run].assign(b=p.loc[swap, "base_id"]).to_numpy(object).tolist()))
@@ -103,7 +121,9 @@ def cell_rows(run_table: pd.DataFrame, column: str, protocol: str, backbone: str
         keep = keep | base
     credit = np.array([not str(n).split(":")[-1].startswith("n") for n in names], dtype=bool)
     hit = (contrib & credit).any(axis=1) if len(names) else np.zeros(len(sub), bool)
-    out = sub.assign(counts_as=counts_as, hit=hit, verdict_correct=_verdict_correct(p))[keep].reset_index(drop=True)
+    out = sub.assign(counts_as=counts_as, hit=hit, verdict_correct=_verdict_correct(p))[keep].reset_index(
+        drop=True
+    )
     needs = spec.targets.get(TABLES[table][column], frozenset())
     out.attrs.update(table=table, column=column, protocol=protocol, backbone=backbone, statistics=prefix,
                      supported=bool(needs <= native_targets_of(protocol, native_targets)))  # fmt: skip
@@ -148,7 +168,9 @@ def filter_options(rows: pd.DataFrame, columns: Sequence[str] = FILTERS) -> dict
     out = {}
     for c in columns:
         if c in rows:
-            vals = [v for v in pd.unique(rows[c]) if v is not None and not (isinstance(v, float) and np.isnan(v))]
+            vals = [
+                v for v in pd.unique(rows[c]) if v is not None and not (isinstance(v, float) and np.isnan(v))
+            ]
             out[c] = sorted(vals, key=lambda v: (str(type(v)), v))
     return out
 
@@ -201,7 +223,9 @@ def disagreements(run_table: pd.DataFrame, judge_a: tuple[str, str], judge_b: tu
         s = sel.reset_index(drop=True)[[c for c in gold if c in sel]].copy()
         failed = ~p["ok"].to_numpy(bool)
         for k, col in COMPARE.items():
-            s[f"{k}_{tag}"] = np.where(failed, "<FAILED>", sel[col].astype("string").fillna("").to_numpy(object))
+            s[f"{k}_{tag}"] = np.where(
+                failed, "<FAILED>", sel[col].astype("string").fillna("").to_numpy(object)
+            )
         s[f"correct_{tag}"] = _verdict_correct(p)
         sides.append(s)
     a, b = sides
@@ -219,7 +243,16 @@ def disagreements(run_table: pd.DataFrame, judge_a: tuple[str, str], judge_b: tu
 JUDGE_FIELDS = ("verdict", "bad_prob", "overall_quality", "persona_alignment", "component_consistency",
                 "evidence_grounding", "format_safety", "defect_family", "defect_location", "supporting_evidence_ids",
                 "confidence")  # fmt: skip
-GOLD_FIELDS = ("label", "kind", "tier", "gold_family", "gold_location", "swap_axis", "base_record_id", "split")
+GOLD_FIELDS = (
+    "label",
+    "kind",
+    "tier",
+    "gold_family",
+    "gold_location",
+    "swap_axis",
+    "base_record_id",
+    "split",
+)
 
 
 def judge_vs_gold(row: Mapping) -> pd.DataFrame:
@@ -260,7 +293,9 @@ def record_html(record) -> str:
     )
 
 
-def export_pairs(records: Mapping[str, Any], record_ids: Iterable[str], path: str | Path, seed: int = 0) -> tuple[Path, int]:
+def export_pairs(
+    records: Mapping[str, Any], record_ids: Iterable[str], path: str | Path, seed: int = 0
+) -> tuple[Path, int]:
     """Write the selection as a pair set for the annotation UI (:func:`shopbench.annotate.read_pairs`).
 
     Each selected BAD record is paired with its GOOD base (same query and persona); a selected GOOD
@@ -284,7 +319,9 @@ def export_pairs(records: Mapping[str, Any], record_ids: Iterable[str], path: st
                 if s.kind == "bad" and s.base_record_id == rid:
                     chosen[s.record_id] = s
     if not any(r.kind == "bad" for r in chosen.values()):
-        raise PairImportError("the selection holds no BAD record with a GOOD base (persona swaps are not paired)")
+        raise PairImportError(
+            "the selection holds no BAD record with a GOOD base (persona swaps are not paired)"
+        )
     pairs = pairs_from_paceshop(list(chosen.values()), seed=seed)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

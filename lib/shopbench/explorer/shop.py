@@ -143,7 +143,9 @@ def trial_steps(trial: TrialRecord) -> pd.DataFrame:
             ask.append(f"reveals {', '.join(d.reveal)}")
         if d.ask_add:
             ask.append(f"asks to add {', '.join(d.ask_add)}")
-        silent = t.user.terminate and not (t.agent_message or t.events or t.agent_error)  # the customer ended it
+        silent = t.user.terminate and not (
+            t.agent_message or t.events or t.agent_error
+        )  # the customer ended it
         rows.append({"turn": t.index, "actor": "customer", "action": "message" + (" (stop)" if t.user.terminate else ""),
                      "detail": t.user.message, "ok": True, "cart": "", "schedule": "; ".join(ask),
                      "flags": "; ".join(flags[t.index]) if silent else ""})  # fmt: skip
@@ -201,4 +203,12 @@ def trial_metrics(scores: pd.DataFrame, trial: TrialRecord) -> pd.Series:
     return r[r.notna()]
 
 
-__all__ = ["FLAG_RULES", "read_trials", "trial_index", "turn_flags", "trial_steps", "reveal_schedule", "trial_metrics"]
+__all__ = [
+    "FLAG_RULES",
+    "read_trials",
+    "trial_index",
+    "turn_flags",
+    "trial_steps",
+    "reveal_schedule",
+    "trial_metrics",
+]

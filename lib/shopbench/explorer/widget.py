@@ -71,7 +71,9 @@ class PacePanel:
         self.rows = self.rt.iloc[0:0]
         self.view = self.rows
         protos = sorted(self.rt["protocol"].unique())
-        self.table = _cls(w.Dropdown(options=[(PC.TABLE_TITLES[t], t) for t in PC.TABLES], description="table"), "table")
+        self.table = _cls(
+            w.Dropdown(options=[(PC.TABLE_TITLES[t], t) for t in PC.TABLES], description="table"), "table"
+        )
         self.protocol = _cls(w.Dropdown(options=protos, description="protocol"), "protocol")
         self.backbone = _cls(w.Dropdown(description="backbone"), "backbone")
         self.column = _cls(w.Dropdown(description="metric"), "column")
@@ -88,9 +90,17 @@ class PacePanel:
         self.records = _cls(w.Select(rows=12, layout=w.Layout(width="100%")), "records")
         self.detail = _cls(w.HTML(), "detail")
         # two judges
-        runs = sorted({f"{p} / {b}" for p, b in self.rt[["protocol", "backbone"]].drop_duplicates().itertuples(index=False)})
+        runs = sorted(
+            {
+                f"{p} / {b}"
+                for p, b in self.rt[["protocol", "backbone"]].drop_duplicates().itertuples(index=False)
+            }
+        )
         self.judge_a = _cls(w.Dropdown(options=runs, description="judge A"), "judge-a")
-        self.judge_b = _cls(w.Dropdown(options=runs, value=runs[1] if len(runs) > 1 else None, description="judge B"), "judge-b")
+        self.judge_b = _cls(
+            w.Dropdown(options=runs, value=runs[1] if len(runs) > 1 else None, description="judge B"),
+            "judge-b",
+        )
         self.on = _cls(w.Dropdown(options=list(PC.COMPARE), description="on"), "on")
         self.disagree_btn = _cls(w.Button(description="Where do A and B disagree?"), "disagree")
         self.disagree_out = _cls(w.HTML(), "disagreements")
@@ -121,7 +131,9 @@ class PacePanel:
 
     # ---- cell ----------------------------------------------------------------------------------------
     def _protocol_changed(self) -> None:
-        backs = [b for b in sorted(self.rt.loc[self.rt["protocol"] == self.protocol.value, "backbone"].unique())]
+        backs = [
+            b for b in sorted(self.rt.loc[self.rt["protocol"] == self.protocol.value, "backbone"].unique())
+        ]
         with self.backbone.hold_trait_notifications():
             self.backbone.options = [PC.MEAN, *backs]
             self.backbone.value = backs[0] if backs else PC.MEAN
@@ -168,7 +180,9 @@ class PacePanel:
                 f"<td class='{'sb-sel' if (back == self.backbone.value and c == self.column.value) else ''}'>{_fmt(v)}</td>"
                 for c, v in row.items()
             )
-            body.append(f"<tr><th>{html.escape(str(proto))}</th><th>{html.escape(str(back))}</th>{cells}</tr>")
+            body.append(
+                f"<tr><th>{html.escape(str(proto))}</th><th>{html.escape(str(back))}</th>{cells}</tr>"
+            )
         self.grid.value = f"<div class='sb-x'><table><tr><th>protocol</th><th>backbone</th>{head}</tr>{''.join(body)}</table></div>"
 
     # ---- rows ----------------------------------------------------------------------------------------
@@ -180,7 +194,11 @@ class PacePanel:
                 want[c] = match
         self.view = PC.filter_rows(self.rows, **want)
         a = self.rows.attrs
-        note = "" if a.get("supported", True) else " · this protocol does not cover the column's PACE target: the cell prints “–”"
+        note = (
+            ""
+            if a.get("supported", True)
+            else " · this protocol does not cover the column's PACE target: the cell prints “–”"
+        )
         hits = int(self.view["hit"].sum()) if len(self.view) else 0
         self.status.value = (f"<span class='sb-x-count'>{len(self.view)} of {len(self.rows)} rows</span> behind "
                              f"<b>{html.escape(str(a.get('column')))}</b> · {html.escape(str(a.get('protocol')))} / "
