@@ -95,6 +95,7 @@ def turn_flags(trial: TrialRecord) -> dict[int, list[str]]:
     reached: set[str] = set()
     for t in trial.turns:
         f = flags[t.index]
+        silent = t.user.terminate and not (t.agent_message or t.events or t.agent_error)  # no agent turn
         for e in t.events:
             if not e.ok:
                 f.append(f"tool_error: {e.call.name} ({_short(e.result.get('error'), 80)})")
@@ -114,7 +115,6 @@ def turn_flags(trial: TrialRecord) -> dict[int, list[str]]:
             f.append(f"agent_error: {_short(t.agent_error, 80)}")
         if t.directive.ask_add and not t.events and not silent:
             f.append("no_tool_use")
-        silent = t.user.terminate and not (t.agent_message or t.events or t.agent_error)
         now = cart if silent else t.cart_after  # no agent turn after a stop: no controller read either
         pending = [p for p in t.directive.pending if now.get(p, 0) < target.get(p, 0)]
         if pending:

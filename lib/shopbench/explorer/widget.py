@@ -9,6 +9,7 @@ logic is in the pure modules; this file only wires controls to them.
 
 from __future__ import annotations
 
+import contextlib
 import html
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,12 +110,13 @@ class PacePanel:
         self.export_btn = _cls(w.Button(description="Export selection as pairs"), "export")
         self.export_msg = _cls(w.HTML(), "export-msg")
 
-        self.table.observe(lambda _: self._cell_changed(), "value")
-        self.protocol.observe(lambda _: self._protocol_changed(), "value")
-        self.backbone.observe(lambda _: self._cell_changed(), "value")
-        self.column.observe(lambda _: self._cell_changed(), "value")
+        self._busy = False
+        self.table.observe(self._unless_busy(self._cell_changed), "value")
+        self.protocol.observe(self._unless_busy(self._protocol_changed), "value")
+        self.backbone.observe(self._unless_busy(self._cell_changed), "value")
+        self.column.observe(self._unless_busy(self._cell_changed), "value")
         for d in self.filters.values():
-            d.observe(lambda _: self._apply_filters(), "value")
+            d.observe(self._unless_busy(self._apply_filters), "value")
         self.records.observe(lambda _: self._show_record(), "value")
         self.disagree_btn.on_click(lambda _: self._disagree())
         self.export_btn.on_click(lambda _: self._export())
@@ -130,11 +132,23 @@ class PacePanel:
         self._protocol_changed()
 
     # ---- cell ----------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _quiet(self):
+        """Set options and values from code without each change recomputing the view."""
+        was, self._busy = self._busy, True
+        try:
+            yield
+        finally:
+            self._busy = was
+
+    def _unless_busy(self, fn):
+        return lambda _change: None if self._busy else fn()
+
     def _protocol_changed(self) -> None:
         backs = [
             b for b in sorted(self.rt.loc[self.rt["protocol"] == self.protocol.value, "backbone"].unique())
         ]
-        with self.backbone.hold_trait_notifications():
+        with self._quiet():
             self.backbone.options = [PC.MEAN, *backs]
             self.backbone.value = backs[0] if backs else PC.MEAN
         self._cell_changed()
@@ -155,7 +169,7 @@ class PacePanel:
         cols = list(PC.TABLES[self.table.value])
         if list(self.column.options) != cols:
             keep = self.column.value if self.column.value in cols else cols[0]
-            with self.column.hold_trait_notifications():
+            with self._quiet():
                 self.column.options = cols
                 self.column.value = keep
         if self.backbone.value is None:
@@ -164,7 +178,7 @@ class PacePanel:
                                  table=self.table.value, s0_ids=self.s0, mean_backbones=self.mean_backbones)  # fmt: skip
         opts = PC.filter_options(self.rows, list(self.filters))
         for c, d in self.filters.items():
-            with d.hold_trait_notifications():
+            with self._quiet():
                 d.options = [ALL, *[str(v) for v in opts.get(c, [])]]
                 d.value = ALL
         self._grid()
