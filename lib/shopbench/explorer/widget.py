@@ -56,6 +56,11 @@ def _fmt(v: float) -> str:
     return "–" if pd.isna(v) else f"{v:.2f}"
 
 
+def _s(v, empty: str = "–") -> str:
+    """A value for a one-line label: ``empty`` for None, NaN or ""."""
+    return empty if v is None or (isinstance(v, float) and v != v) or v == "" else str(v)
+
+
 def _missing(e: MissingResults) -> str:
     return f"<p class='sb-note'>{html.escape(str(e))}</p>"
 
@@ -220,9 +225,9 @@ class PacePanel:
         opts = []
         for i, r in enumerate(self.view.head(self.max_rows).itertuples(index=False)):
             mark = "✓" if r.verdict_correct else "✗"
-            opts.append((f"{mark} {r.record_id} · {r.backbone} · {r.label}/{r.kind} t{r.tier} · gold {r.gold_family or '–'} @ "
-                         f"{r.gold_location or '–'} · judged {r.verdict or 'FAILED'} {r.defect_family or ''} @ {r.defect_location or ''}"
-                         f" · counts as {r.counts_as}", i))  # fmt: skip
+            opts.append((f"{mark} {r.record_id} · {r.backbone} · {r.label}/{r.kind} t{r.tier} · gold {_s(r.gold_family)} @ "
+                         f"{_s(r.gold_location)} · judged {_s(r.verdict, 'FAILED')} {_s(r.defect_family, '')} @ "
+                         f"{_s(r.defect_location, '')} · counts as {r.counts_as}", i))  # fmt: skip
         self.records.options = opts
         self.records.value = 0 if opts else None
         if not opts:
