@@ -180,7 +180,10 @@ def test_explorer_in_jupyterlab(lab):
             page.locator(".sb-x-root").screenshot(path=str(SHOTS / "explorer_1_cell.png"))
             # open one record
             _select(page, "records", index=min(1, n_all - 1))
+            picked = options.nth(min(1, n_all - 1)).inner_text().replace("\xa0", " ").split(" · ")[0].split()[-1]
             detail = page.locator(".sb-x-detail")
+            expect(detail.locator("h3")).to_have_text(picked)  # the record shown is the one picked
+            expect(detail).to_contain_text("pacejudge / local/checks")
             expect(detail).to_contain_text("Raw output")
             expect(detail).to_contain_text("Rationale")
             expect(detail).to_contain_text("Shopper query")

@@ -230,7 +230,9 @@ class PacePanel:
                          f"{_s(r.defect_location, '')} · counts as {r.counts_as}", i))  # fmt: skip
         self.records.options = opts
         self.records.value = 0 if opts else None
-        if not opts:
+        if opts:
+            self._show_record()  # the value may have been 0 before: no change event
+        else:
             self.detail.value = "<p class='sb-note'>no rows</p>"
 
     def _show_record(self) -> None:
@@ -243,10 +245,10 @@ class PacePanel:
         """One row's record: the response as shown, persona and evidence, beside the judge's parsed
         output, rationale and raw output, and the gold."""
         rec = self.r.records.get(row["record_id"]) if self.r.available()["records"] else None
-        gold = (f"label <b>{html.escape(str(row['label']))}</b> · kind {html.escape(str(row['kind']))} · tier {row['tier']} · "
-                f"gold family <b>{html.escape(str(row['gold_family'] or '–'))}</b> · location "
-                f"<b>{html.escape(str(row['gold_location'] or '–'))}</b> · swap axis {html.escape(str(row['swap_axis'] or '–'))}"
-                f" · split {html.escape(str(row['split']))}")  # fmt: skip
+        gold = (f"label <b>{html.escape(_s(row['label']))}</b> · kind {html.escape(_s(row['kind']))} · tier {_s(row['tier'])} · "
+                f"gold family <b>{html.escape(_s(row['gold_family']))}</b> · location "
+                f"<b>{html.escape(_s(row['gold_location']))}</b> · swap axis {html.escape(_s(row['swap_axis']))}"
+                f" · split {html.escape(_s(row['split']))}")  # fmt: skip
         judge = PC.judge_vs_gold(row.to_dict()).to_html(escape=True, border=0)
         err = row.get("parse_error") or row.get("error")
         left = PC.record_html(rec) if rec is not None else "<p class='sb-note'>record not in the build</p>"
@@ -295,6 +297,7 @@ class ShopPanel:
         idx = self.index if self.agent.value == ALL else self.index[self.index["agent"] == self.agent.value]
         self.trial.options = [(f"{r.agent} · {r.trial_id} · {r.style} · {r.turns} turns · {r.termination}", i)
                               for i, r in idx.iterrows()]  # fmt: skip
+        self.trial.value = self.trial.options[0][1] if self.trial.options else None
         self._show()
 
     def _show(self) -> None:
@@ -338,6 +341,7 @@ class PadmePanel:
             idx = idx[idx["kept"] == (self.kept.value == "kept")]
         self.pair.options = [(f"{r.pair_id} · {r.criterion} · {r.contrast} · {r.domain} · {r.filter_outcome}", i)
                              for i, r in idx.iterrows()]  # fmt: skip
+        self.pair.value = self.pair.options[0][1] if self.pair.options else None
         self._show()
 
     def _show(self) -> None:
