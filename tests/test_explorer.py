@@ -311,7 +311,9 @@ def test_explorer_widgets_on_a_written_run(sweep_run, trials, tmp_path):
     rows = ex.pace.select("tab3", "pacejudge", "local/checks", "S4_family")
     assert len(ex.pace.records.options) == len(rows) > 0
     assert "S4_family" in ex.pace.status.value and "sb-sel" in ex.pace.grid.value
-    assert f"<h3>{rows.record_id.iloc[0]}</h3>" in ex.pace.detail.value  # the first row is shown, not a stale one
+    assert (
+        f"<h3>{rows.record_id.iloc[0]}</h3>" in ex.pace.detail.value
+    )  # the first row is shown, not a stale one
     assert "Raw output" in ex.pace.detail.value and "record not in the build" in ex.pace.detail.value
     fam = ex.pace.filters["gold_family"].options[1]
     ex.pace.filters["gold_family"].value = fam

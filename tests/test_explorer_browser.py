@@ -128,6 +128,13 @@ def _select(page, name: str, label: str | None = None, index: int | None = None)
     return sel
 
 
+def _shot(page, anchor: str, name: str) -> None:
+    """A viewport screenshot (readable at full size) with ``anchor`` scrolled to the top."""
+    page.locator(anchor).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SHOTS / name))
+
+
 def test_explorer_in_jupyterlab(lab):
     from playwright.sync_api import expect, sync_playwright
 
@@ -176,11 +183,12 @@ def test_explorer_in_jupyterlab(lab):
             n_all = int(status.inner_text().split(" of ")[1].split()[0])
             options = page.locator(".sb-x-records select option")
             assert options.count() == n_all > 0
-            root.scroll_into_view_if_needed()
-            page.locator(".sb-x-root").screenshot(path=str(SHOTS / "explorer_1_cell.png"))
+            _shot(page, ".sb-x-root", "explorer_1_cell.png")
             # open one record
             _select(page, "records", index=min(1, n_all - 1))
-            picked = options.nth(min(1, n_all - 1)).inner_text().replace("\xa0", " ").split(" · ")[0].split()[-1]
+            picked = (
+                options.nth(min(1, n_all - 1)).inner_text().replace("\xa0", " ").split(" · ")[0].split()[-1]
+            )
             detail = page.locator(".sb-x-detail")
             expect(detail.locator("h3")).to_have_text(picked)  # the record shown is the one picked
             expect(detail).to_contain_text("pacejudge / local/checks")
@@ -188,7 +196,7 @@ def test_explorer_in_jupyterlab(lab):
             expect(detail).to_contain_text("Rationale")
             expect(detail).to_contain_text("Shopper query")
             expect(detail.locator("table").first).to_contain_text("defect_family")
-            detail.screenshot(path=str(SHOTS / "explorer_2_record.png"))
+            _shot(page, ".sb-x-detail", "explorer_2_record.png")
             # filter by tier (S4 holds single-defect BADs only; the mean row of Table 3 S0 mixes tiers)
             _select(page, "backbone", label="mean")
             _select(page, "column", label="S0")
@@ -204,7 +212,7 @@ def test_explorer_in_jupyterlab(lab):
             assert 0 < after < before
             first = page.locator(".sb-x-records select option").first.inner_text().replace("\xa0", " ")
             assert " t0 " in first, first
-            page.locator(".sb-x-root").screenshot(path=str(SHOTS / "explorer_3_tier_filter.png"))
+            _shot(page, ".sb-x-status", "explorer_3_tier_filter.png")
             # the other tabs render (or say which notebook makes their data)
             for tab, name in (
                 ("Shop trials", "explorer_4_shop.png"),
@@ -212,7 +220,7 @@ def test_explorer_in_jupyterlab(lab):
             ):
                 page.locator(".sb-x-tabs .lm-TabBar-tab", has_text=tab).click()
                 page.wait_for_timeout(500)
-                page.locator(".sb-x-root").screenshot(path=str(SHOTS / name))
+                _shot(page, ".sb-x-root", name)
             assert not [e for e in errors if "sb-x" in e or "shopbench" in e], errors
             outside = [
                 u

@@ -250,7 +250,7 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
 
 
 def load_store_study(store_dir, pairs: Sequence, panels: dict[str, Sequence[str]] | None = None,
-                     annotators: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     annotators: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """The project's own annotation store (``<store_dir>/<annotator>.jsonl``, written by the annotation
     UI of notebook 60) as :func:`load_human_study`'s two frames, so notebook 70 analyses answers made
     in the UI exactly as it analyses the released study.

@@ -49,7 +49,8 @@ def _table(df: pd.DataFrame, max_rows: int = 200, index: bool = True) -> str:
     if df is None or len(df) == 0:
         return "<p class='sb-note'>(nothing)</p>"
     more = f"<p class='sb-note'>first {max_rows} of {len(df)} rows</p>" if len(df) > max_rows else ""
-    return df.head(max_rows).to_html(index=index, na_rep="–", escape=True, border=0) + more
+    shown = df.head(max_rows).astype(object)
+    return shown.where(shown.notna(), "–").to_html(index=index, escape=True, border=0) + more
 
 
 def _fmt(v: float) -> str:
