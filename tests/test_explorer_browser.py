@@ -139,7 +139,9 @@ def test_explorer_in_jupyterlab(lab):
     from playwright.sync_api import expect, sync_playwright
 
     url, log = lab
-    expect.set_options(timeout=60_000)  # each selection recomputes a cell in the kernel: slow on a loaded machine
+    expect.set_options(
+        timeout=60_000
+    )  # each selection recomputes a cell in the kernel: slow on a loaded machine
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
