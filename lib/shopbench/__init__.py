@@ -13,8 +13,9 @@ stays light)::
 - :func:`load_prompt` — the one prompt loader (``prompts/`` or ``$SHOPBENCH_PROMPTS_DIR``);
 - :func:`save_table` / :func:`save_figure` / :func:`build_index` — reporting (:mod:`shopbench.report`);
 - :class:`UserError` and its kinds — the errors a user can act on (:mod:`shopbench.errors`);
+- :func:`explore` — the results explorer in a notebook (:mod:`shopbench.explorer`);
 - the role packages as attributes: ``metrics``, ``stats``, ``judges``, ``llm``, ``report``, ``catalog``,
-  ``paceshop``, ``padme``, ``shopsim``, ``annotate``.
+  ``paceshop``, ``padme``, ``shopsim``, ``annotate``, ``explorer``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _EXPORTS = {
     ".paths": ["load_prompt", "prompts_dir", "outputs_root", "profile_dir", "ROOT"],
     ".llm": ["Gateway", "Call", "parse_backbones"],
     ".report": ["save_table", "save_figure", "build_index"],
+    ".explorer": ["explore"],
 }
 _SUBPACKAGES = [
     "metrics",
@@ -42,6 +44,7 @@ _SUBPACKAGES = [
     "padme",
     "shopsim",
     "annotate",
+    "explorer",
 ]
 __getattr__, __dir__, _names = lazy_exports(__name__, _EXPORTS, _SUBPACKAGES)
 __all__ = ["__version__", *_names]

@@ -16,6 +16,7 @@ _EXPORTS = {
     ".store": ["AnnotationStore", "Answer", "StoreError", "human_study_frames"],
     ".widget": ["annotate", "AnnotationSession"],
     ".notebook": ["study_pairs", "pairs_table", "answers_table"],
-    ".humanstudy": ["load_human_study", "export_human_study", "simulate_panels", "HumanStudyFormatError"],
+    ".humanstudy": ["load_human_study", "load_store_study", "export_human_study", "simulate_panels",
+                    "HumanStudyFormatError"],
 }  # fmt: skip
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

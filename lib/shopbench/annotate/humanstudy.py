@@ -7,6 +7,9 @@ The layout (PADMÉ Section 4 "Human Validation Protocol", Appendix D.1; the rele
     <dir>/criteria.json                [{name, description}]                       (optional)
     <dir>/sampling.json                the stratified draw, with its ``cells`` list  (optional)
 
+:func:`load_store_study` reads the project's own annotation store (``<annotator>.jsonl`` answers of
+the annotation UI, with the pairs they were made on) into the same two frames.
+
 "Six human annotators form two panels of three on disjoint sets of 75 pairs, generating 450 binary
 preference choices along with confidence ratings" (Section 4). ``judge_preference`` is the slot
 (1 or 2) the annotator chose; ``correct_response`` is the slot of the target (better-steered)
@@ -244,6 +247,68 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
     key.attrs["notes"] = [note]
     key.attrs["source"] = str(root)  # errors found later (stats.study.prepare) name the folder
     return ann_df, key
+
+
+def load_store_study(store_dir, pairs: Sequence, panels: dict[str, Sequence[str]] | None = None,
+                     annotators: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The project's own annotation store (``<store_dir>/<annotator>.jsonl``, written by the annotation
+    UI of notebook 60) as :func:`load_human_study`'s two frames, so notebook 70 analyses answers made
+    in the UI exactly as it analyses the released study.
+
+    ``pairs`` are the :class:`~shopbench.annotate.pairs.Pair` objects the answers were made on (their
+    hidden labels become the answer key; rebuild them as notebook 60 did, with
+    :func:`shopbench.annotate.notebook.study_pairs`). Each annotator's latest answer per pair counts
+    (a revision replaces the earlier row). Choices are by underlying side, never by screen slot
+    (slot order differs per annotator): 1 = ``side_a``, 2 = ``side_b``; ``correct_response`` is the
+    side of the synthetic label. ``panels`` (panel -> annotator ids, e.g. the profile's
+    ``notebooks.60_annotate_pairs.panels``) names each annotator's panel; without it every annotator
+    is in panel 1. ``annotators`` restricts the files read (default: every ``*.jsonl``).
+
+    Errors (:class:`HumanStudyFormatError`, naming the folder or file): no such folder, no answer
+    file, an answer for a pair that is not among ``pairs`` (the pairs were rebuilt with other
+    settings than the UI was served with), no answered pair with a label.
+    """
+    from .store import AnnotationStore, human_study_frames
+
+    root = Path(store_dir)
+    if not root.is_dir():
+        raise HumanStudyFormatError(str(root), "no annotation store here",
+                                    fix="pass the folder the annotation UI wrote (outputs/<profile>/annotations "
+                                    "or the --store of python -m shopbench.annotate.serve)")  # fmt: skip
+    store = AnnotationStore(root)
+    names = list(annotators) if annotators is not None else store.annotators()
+    if panels:
+        listed = {a for members in panels.values() for a in members}
+        names = [a for a in names if a in listed]
+    if not names:
+        raise HumanStudyFormatError(str(root), "holds no answer file (<annotator>.jsonl)",
+                                    fix="annotate some pairs first (make annotate), or pass the right folder")  # fmt: skip
+    known = {p.id for p in pairs}
+    for a in names:
+        stray = sorted(set(store.answers(a)) - known)
+        if stray:
+            raise HumanStudyFormatError(
+                str(store.path(a)), f"{len(stray)} answered pairs are not among the {len(known)} pairs given, "
+                f"e.g. {stray[:3]}", field="pair_id",
+                fix="rebuild the pairs with the settings the UI was served with (source, n_pairs, tau-bench file, "
+                "profile seed)")  # fmt: skip
+    members = panels or {"1": names}
+    annotations, key = human_study_frames(store, pairs, {str(k): list(v) for k, v in members.items()})
+    if annotations.empty:
+        raise HumanStudyFormatError(str(root), f"no answers from {names}",
+                                    fix="annotate some pairs first, or pass the folder that holds the answers")  # fmt: skip
+    annotations = annotations[annotations["pair_id"].isin(set(key["pair_id"]))].reset_index(drop=True)
+    if annotations.empty:
+        raise HumanStudyFormatError(str(root), "no answered pair has a synthetic label to compare with",
+                                    fix="annotate pairs that carry a label (paceshop, tau_bench or padme pairs)")  # fmt: skip
+    panel = annotations["panel"].astype(str)
+    annotations["panel"] = [int(p) if p.isdigit() else p for p in panel]
+    annotations[["choice", "confidence"]] = annotations[["choice", "confidence"]].astype("int64")
+    n_ann = annotations.groupby("pair_id")["annotator"].nunique()
+    key.attrs["notes"] = [f"the project's annotation store {root}: {len(names)} annotators, {len(n_ann)} pairs answered "
+                          f"({int((n_ann >= 2).sum())} by two or more)"]  # fmt: skip
+    key.attrs["source"] = str(root)
+    return annotations, key
 
 
 def export_human_study(annotations: pd.DataFrame, answer_key: pd.DataFrame, path, criteria=None,

@@ -67,6 +67,8 @@ def unit_value_counts(data, categories=None) -> tuple[np.ndarray, np.ndarray]:
     """``(counts, categories)``: ``counts[u, c]`` = how many raters gave unit ``u`` category ``c``."""
     a = _as_float(data)
     cats = categories_of(a) if categories is None else np.asarray(categories, dtype=float)
+    if len(cats) == 0:  # no rating at all (e.g. an empty subset of pairs)
+        return np.zeros((a.shape[1] if a.ndim == 2 else 0, 0)), cats
     counts = np.stack([(a == c).sum(axis=0) for c in cats], axis=1).astype(float)
     return counts, cats
 
@@ -126,6 +128,8 @@ def unanimous(data) -> tuple[int, int]:
     """``(unanimous units, units with at least two ratings)``: all ratings of the unit are equal."""
     a = _as_float(data)
     counts, _ = unit_value_counts(a)
+    if counts.shape[1] == 0:
+        return 0, 0
     mu = counts.sum(axis=1)
     rated = mu >= 2
     return int(((counts.max(axis=1) == mu) & rated).sum()), int(rated.sum())
