@@ -13,14 +13,17 @@ from ._base import Name, PositiveInt, Section
 
 
 class BackboneEntry(Section):
-    """``{name, model, api_base, server, model_name, concurrency, params}``; only ``model`` is required."""
+    """``{name, model, api_base, server, model_name, concurrency, params, replicas}``; only ``model`` is
+    required. ``api_base`` may list several servers of one model (a fleet: balanced, with failover);
+    ``replicas`` starts that many project-started servers as one fleet."""
 
     model: Name
     name: Name | None = None
-    api_base: str | None = None
+    api_base: str | list[str] | None = None
     server: Literal["llamacpp"] | None = None  # a project-started llama_cpp.server on 127.0.0.1
     model_name: str | None = None
-    concurrency: PositiveInt | None = None
+    concurrency: PositiveInt | None = None  # for a fleet: per server
+    replicas: PositiveInt | None = None  # server: llamacpp only
     params: dict[str, Any] = {}
 
     @property
