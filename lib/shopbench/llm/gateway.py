@@ -466,10 +466,10 @@ class Gateway:
             body.update({k: v for k, v in kwargs.items() if k != "extra_body"})
             body.update(kwargs.get("extra_body") or {})
             assert base is not None
-            resp, _ = await client().chat(base, body, api_key=key, timeout_s=self.timeout_s)
-            choice = resp["choices"][0]
+            data, _ = await client().chat(base, body, api_key=key, timeout_s=self.timeout_s)
+            choice = data["choices"][0]
             msg = choice.get("message") or {}
-            usage = resp.get("usage") or {}
+            usage = data.get("usage") or {}
             cost = 0.0
             if real_key:  # keyless servers are free; a keyed one is priced as litellm would price it
                 price = price_per_token(c.model)
@@ -478,7 +478,7 @@ class Gateway:
                         usage.get("completion_tokens") or 0
                     ) * price[1]
             return {"content": msg.get("content"), "tool_calls": msg.get("tool_calls") or None,
-                    "finish_reason": choice.get("finish_reason"), "usage": usage, "model": resp.get("model"),
+                    "finish_reason": choice.get("finish_reason"), "usage": usage, "model": data.get("model"),
                     "cost": cost}  # fmt: skip
         litellm = get_litellm()
         kw = dict(kwargs)
