@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from filelock import FileLock
@@ -74,10 +74,14 @@ class CallLog:
             finally:
                 os.close(fd)
 
-    def writer(self, max_rows: int = 256, max_delay_s: float = 0.5) -> BufferedWriter:
+    def writer(
+        self, max_rows: int = 256, max_delay_s: float = 0.5, before_flush: Callable[[], None] | None = None
+    ) -> BufferedWriter:
         """A writer that appends rows in groups: one locked write per ``max_rows`` rows or per
-        ``max_delay_s`` seconds, whichever comes first (call :meth:`BufferedWriter.flush` at the end)."""
-        return BufferedWriter(self, max_rows, max_delay_s)
+        ``max_delay_s`` seconds, whichever comes first (call :meth:`BufferedWriter.flush` at the end).
+        ``before_flush`` runs first (the gateway commits deferred cache rows there, so a row in the
+        log always has its answer in the cache)."""
+        return BufferedWriter(self, max_rows, max_delay_s, before_flush)
 
     def rows(self) -> list[dict]:
         if not self.path.exists():
@@ -100,8 +104,11 @@ class CallLog:
 class BufferedWriter:
     """Rows queued for one :class:`CallLog`, written in groups (see :meth:`CallLog.writer`)."""
 
-    def __init__(self, log: CallLog, max_rows: int, max_delay_s: float):
+    def __init__(
+        self, log: CallLog, max_rows: int, max_delay_s: float, before_flush: Callable[[], None] | None = None
+    ):
         self.log = log
+        self.before_flush = before_flush
         self.max_rows = max(1, int(max_rows))
         self.max_delay_s = float(max_delay_s)
         self._rows: list[dict] = []
@@ -113,6 +120,8 @@ class BufferedWriter:
             self.flush()
 
     def flush(self) -> None:
+        if self.before_flush is not None:
+            self.before_flush()
         rows, self._rows = self._rows, []
         self._last = time.monotonic()
         self.log.append(rows)

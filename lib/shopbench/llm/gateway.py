@@ -45,7 +45,7 @@ LEAN_PROVIDERS = ("openai", "hosted_vllm")
 TRANSPORT_ENV = "SHOPBENCH_GATEWAY_TRANSPORT"
 LOG_FLUSH_ROWS = 256  # call-log rows buffered at most before one write ...
 LOG_FLUSH_S = 0.5  # ... or seconds since the last write (a killed run's lost rows are rebuilt from the cache)
-INLINE_LOCAL_S = 0.002  # a local backend averaging under this runs on the loop, not in a worker thread
+INLINE_LOCAL_S = 0.02  # a local backend averaging under this runs on the loop, not in a worker thread
 
 DEFAULT_CONCURRENCY = {"llamacpp": 1, "local": 4, "default": 8}
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "presence_penalty",
@@ -84,16 +84,15 @@ class Call:
     @property
     def key(self) -> str:
         """The cache key, computed once per call (per code version for a ``local/`` backend)."""
-        params = self.params
         version = None
         if self.model.startswith("local/"):  # deterministic code can change; its version keys the cache
             from .local import code_version
 
             version = code_version(self.model.split("/", 1)[1])
-            params = {**params, "_local_code_version": version}
         memo = self.__dict__.get("_key_memo")
         if memo is not None and memo[0] == version:
             return memo[1]
+        params = self.params if version is None else {**self.params, "_local_code_version": version}
         key = cache_key(
             model=self.model,
             api_base=self.cache_base or self.api_base,
@@ -360,7 +359,16 @@ class Gateway:
         sems: dict[tuple[str, str | None], asyncio.Semaphore] = {}
         inflight: dict[str, asyncio.Future] = {}
         budget_stopped: list[Call] = []
-        writer = log.writer(max_rows=LOG_FLUSH_ROWS, max_delay_s=LOG_FLUSH_S)
+        # answers of local backends (pure functions, free to recompute) are committed to the cache in
+        # groups, just before the log rows that use them; every other answer is committed on arrival
+        deferred: list[tuple[str, dict]] = []
+
+        def commit_deferred() -> None:
+            if deferred:
+                self.cache.put_many(deferred)
+                deferred.clear()
+
+        writer = log.writer(max_rows=LOG_FLUSH_ROWS, max_delay_s=LOG_FLUSH_S, before_flush=commit_deferred)
 
         async def one(c: Call) -> None:
             fut = inflight.get(c.key)
@@ -385,7 +393,9 @@ class Gateway:
                 inflight[c.key] = fut
                 stored = None
                 try:
-                    row, stored = await self._call_with_retries(run_id, c, sems, budget_stopped, redaction)
+                    row, stored = await self._call_with_retries(
+                        run_id, c, sems, budget_stopped, redaction, deferred
+                    )
                 finally:
                     if not fut.done():
                         fut.set_result(stored)
@@ -530,7 +540,13 @@ class Gateway:
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content.split())}}  # fmt: skip
 
     async def _call_with_retries(
-        self, run_id, c: Call, sems, budget_stopped, redaction: Sequence[str] | None = None
+        self,
+        run_id,
+        c: Call,
+        sems,
+        budget_stopped,
+        redaction: Sequence[str] | None = None,
+        deferred: list[tuple[str, dict]] | None = None,
     ) -> tuple[dict | None, dict | None]:
         how = self.transport_for(c)
         fleet = self._fleet(c)
@@ -595,7 +611,10 @@ class Gateway:
             "run_id": run_id,  # lets a resumed run rebuild this call's log row if the kill lost it
             "attempts": attempts,
         }
-        self.cache.put(c.key, stored)
+        if how == "local" and deferred is not None:
+            deferred.append((c.key, stored))
+        else:
+            self.cache.put(c.key, stored)
         return self._row(
             run_id,
             c,
