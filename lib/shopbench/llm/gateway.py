@@ -185,6 +185,41 @@ class _Loop:
             raise
 
 
+class _GroupCommit:
+    """Cache rows committed in groups off the event loop: each caller waits until its own row is
+    committed (so a success is on disk before its log row is queued), and the answers that arrive
+    while one commit runs share the next one (one SQLite transaction, in a worker thread)."""
+
+    def __init__(self, cache: ResponseCache):
+        self.cache = cache
+        self.pending: list[tuple[str, dict, asyncio.Future]] = []
+        self.task: asyncio.Task | None = None
+
+    async def put(self, key: str, value: dict) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.pending.append((key, value, fut))
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._drain())
+        await fut
+
+    async def _drain(self) -> None:
+        while self.pending:
+            await asyncio.sleep(0)  # answers arriving in the same loop turn join this group
+            batch, self.pending = self.pending, []
+            try:
+                await asyncio.to_thread(self.cache.put_many, [(k, v) for k, v, _ in batch])
+            except BaseException as e:  # every waiter learns its row was not committed
+                for *_, f in batch:
+                    if not f.done():
+                        f.set_exception(e if isinstance(e, Exception) else RuntimeError(repr(e)))
+                if not isinstance(e, Exception):
+                    raise
+                continue
+            for *_, f in batch:
+                if not f.done():
+                    f.set_result(None)
+
+
 class Gateway:
     """Cache + limits + retries + log + budget + contracts in front of three transports: litellm for
     the providers, the lean OpenAI-compatible client (:mod:`.transport`) for endpoints the project
@@ -369,6 +404,7 @@ class Gateway:
                 deferred.clear()
 
         writer = log.writer(max_rows=LOG_FLUSH_ROWS, max_delay_s=LOG_FLUSH_S, before_flush=commit_deferred)
+        committer = _GroupCommit(self.cache)
 
         async def one(c: Call) -> None:
             fut = inflight.get(c.key)
@@ -394,7 +430,7 @@ class Gateway:
                 stored = None
                 try:
                     row, stored = await self._call_with_retries(
-                        run_id, c, sems, budget_stopped, redaction, deferred
+                        run_id, c, sems, budget_stopped, redaction, deferred, committer
                     )
                 finally:
                     if not fut.done():
@@ -547,6 +583,7 @@ class Gateway:
         budget_stopped,
         redaction: Sequence[str] | None = None,
         deferred: list[tuple[str, dict]] | None = None,
+        committer: _GroupCommit | None = None,
     ) -> tuple[dict | None, dict | None]:
         how = self.transport_for(c)
         fleet = self._fleet(c)
@@ -613,6 +650,8 @@ class Gateway:
         }
         if how == "local" and deferred is not None:
             deferred.append((c.key, stored))
+        elif committer is not None:
+            await committer.put(c.key, stored)
         else:
             self.cache.put(c.key, stored)
         return self._row(
