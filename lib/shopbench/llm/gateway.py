@@ -632,38 +632,39 @@ class Gateway:
                 if fleet is not None and base is not None:
                     await fleet.release(base)
                 break
-        latency = time.perf_counter() - t0
-        cost = float(answer["cost"] or 0.0)
-        self.spent_usd += cost
-        usage = answer["usage"] or {}
-        stored = {
-            "raw_output": _clean_text(answer["content"], redaction),
-            "tool_calls": _clean_json(answer["tool_calls"], redaction) if answer["tool_calls"] else None,
-            "finish_reason": answer["finish_reason"],
-            "prompt_tokens": usage.get("prompt_tokens"),
-            "completion_tokens": usage.get("completion_tokens"),
-            "cost_usd": cost,
-            "latency_s": latency,
-            "model_returned": answer["model"],
-            "run_id": run_id,  # lets a resumed run rebuild this call's log row if the kill lost it
-            "attempts": attempts,
-        }
-        if how == "local" and deferred is not None:
-            deferred.append((c.key, stored))
-        elif committer is not None:
-            await committer.put(c.key, stored)
-        else:
-            self.cache.put(c.key, stored)
-        return self._row(
-            run_id,
-            c,
-            stored,
-            cache_hit=False,
-            attempts=attempts,
-            latency=latency,
-            cost=cost,
-            redaction=redaction,
-        ), stored
+            # still holding the slot: a call counts as in flight until its answer is committed
+            latency = time.perf_counter() - t0
+            cost = float(answer["cost"] or 0.0)
+            self.spent_usd += cost
+            usage = answer["usage"] or {}
+            stored = {
+                "raw_output": _clean_text(answer["content"], redaction),
+                "tool_calls": _clean_json(answer["tool_calls"], redaction) if answer["tool_calls"] else None,
+                "finish_reason": answer["finish_reason"],
+                "prompt_tokens": usage.get("prompt_tokens"),
+                "completion_tokens": usage.get("completion_tokens"),
+                "cost_usd": cost,
+                "latency_s": latency,
+                "model_returned": answer["model"],
+                "run_id": run_id,  # lets a resumed run rebuild this call's log row if the kill lost it
+                "attempts": attempts,
+            }
+            if how == "local" and deferred is not None:
+                deferred.append((c.key, stored))
+            elif committer is not None:
+                await committer.put(c.key, stored)
+            else:
+                self.cache.put(c.key, stored)
+            return self._row(
+                run_id,
+                c,
+                stored,
+                cache_hit=False,
+                attempts=attempts,
+                latency=latency,
+                cost=cost,
+                redaction=redaction,
+            ), stored
 
     def _row(
         self, run_id, c: Call, stored: dict, *, cache_hit, attempts, latency, cost, redaction=None
