@@ -23,6 +23,7 @@ BENCHES = {
     "throughput_c1": ("gateway", "bench_throughput", {"conc": 1}),
     "throughput_c8": ("gateway", "bench_throughput", {"conc": 8}),
     "throughput_c64": ("gateway", "bench_throughput", {"conc": 64}),
+    "local_calls": ("gateway", "bench_local", {}),
     "cached": ("gateway", "bench_cached", {}),
     "llamacpp": ("gateway", "bench_llamacpp", {}),
     "paceshop_build": ("paceshop", "bench_paceshop_build", {}),
@@ -35,7 +36,7 @@ BENCHES = {
     "local_llm": ("local_llm", "bench_local_llm", {}),
 }  # name -> (module of this package, function, keyword arguments); each imported only when it runs
 FILES = {  # benchmark file -> the benchmarks it holds
-    "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "cached", "llamacpp"],
+    "gateway": ["throughput_c1", "throughput_c8", "throughput_c64", "local_calls", "cached", "llamacpp"],
     "paceshop_build": ["paceshop_build"],
     "pace_metrics": ["pace_metrics"],
     "agreement": ["agreement"],

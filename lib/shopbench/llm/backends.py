@@ -8,6 +8,10 @@ A profile lists backbones as litellm model names, or mappings for more settings:
       - {name: smollm2-server, model: openai/smollm2, server: llamacpp,
          model_name: smollm2-135m-instruct}          # project-started llama.cpp server on 127.0.0.1
       - {name: vllm, model: hosted_vllm/Qwen2.5-7B, api_base: "http://127.0.0.1:8000/v1"}
+      - {name: vllm-fleet, model: hosted_vllm/Qwen2.5-7B, concurrency: 32,  # per server
+         api_base: ["http://gpu-a:8000/v1", "http://gpu-b:8000/v1"]}  # balanced, failover
+      - {name: smol-fleet, model: openai/smollm2, server: llamacpp, replicas: 2,
+         model_name: smollm2-135m-instruct}          # two project-started servers as one fleet
       - anthropic/claude-sonnet-4-5                  # needs ANTHROPIC_API_KEY in the environment
 
 Keys are read from the environment by litellm; a profile never holds one.
@@ -44,12 +48,13 @@ class Backbone:
     api_base: str | None = None
     server: str | None = None  # "llamacpp": the project starts python -m llama_cpp.server
     model_name: str | None = None  # registry model the server loads
-    concurrency: int | None = None
+    concurrency: int | None = None  # calls at once (for a fleet: per server)
     params: dict[str, Any] = field(default_factory=dict)  # default generation settings
-    # every server of this model (a profile's api_base list); calls go to api_base until the gateway
-    # spreads them over the list
+    # every server of this model (a profile's api_base list); the gateway balances over `fleet`
     api_bases: list[str] = field(default_factory=list)
     substitute_for: str | None = None  # the paper's model this one stands in for (profiles.rosters)
+    fleet: list[str] = field(default_factory=list)  # several servers for this model (api_base list)
+    replicas: int | None = None  # server: llamacpp: how many servers the project starts as one fleet
 
     @property
     def provider(self) -> str:
@@ -70,15 +75,20 @@ class Backbone:
     def ensure_started(self) -> None:
         """Start the project's local server for this backbone (once per process) and set ``api_base``."""
         if self.server and not self.api_base:
-            self.api_base = _start_server(
-                self.server, self.model_name or self.name, self.model.split("/", 1)[-1]
-            )
+            bases = [
+                _start_server(self.server, self.model_name or self.name, self.model.split("/", 1)[-1], i)
+                for i in range(max(1, self.replicas or 1))
+            ]
+            self.api_base = bases[0]
+            self.fleet = bases if len(bases) > 1 else []
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "model": self.model}
-        for k in ("api_base", "server", "model_name", "concurrency", "substitute_for"):
+        for k in ("api_base", "server", "model_name", "concurrency", "substitute_for", "replicas"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
+        if len(self.fleet) > 1:
+            d["api_base"] = list(self.fleet)
         return d
 
 
@@ -96,24 +106,41 @@ def parse_backbones(entries: list, where: str = "backbones") -> list[Backbone]:
                 "model_name",
                 "concurrency",
                 "params",
+                "replicas",
                 "substitute_for",
             }
             extra = set(e) - known
             if extra:
                 raise ValueError(f"{where}[{i}]: unknown keys {sorted(extra)}; allowed: {sorted(known)}")
-            bases = e.get("api_base")
-            bases = [str(b) for b in bases] if isinstance(bases, list) else ([str(bases)] if bases else [])
+            base = e.get("api_base")
+            bases = (
+                [str(b) for b in base] if isinstance(base, list | tuple) else ([str(base)] if base else [])
+            )
+            fleet: list[str] = []
+            if isinstance(base, list | tuple):  # a fleet: several servers for one model
+                fleet = [str(b) for b in base]
+                if not fleet:
+                    raise ValueError(f"{where}[{i}].api_base: an empty list; give one address or several")
+                base = fleet[0]
+                fleet = fleet if len(fleet) > 1 else []
+            if e.get("replicas") and e.get("server") is None:
+                raise ValueError(
+                    f"{where}[{i}].replicas: only for a project-started server (server: llamacpp); "
+                    "for servers you run, list their addresses in api_base"
+                )
             out.append(
                 Backbone(
                     name=str(e.get("name") or e["model"]),
                     model=str(e["model"]),
-                    api_base=bases[0] if bases else None,
+                    api_base=base,
                     api_bases=bases,
                     substitute_for=e.get("substitute_for"),
                     server=e.get("server"),
                     model_name=e.get("model_name"),
                     concurrency=e.get("concurrency"),
                     params=dict(e.get("params") or {}),
+                    fleet=fleet,
+                    replicas=e.get("replicas"),
                 )
             )
         else:
@@ -192,17 +219,21 @@ def api_key_for(model: str, api_base: str | None) -> str | None:
 
 
 _servers = ExitStack()
-_started: dict[str, str] = {}
+_started: dict[str, Any] = {}  # "kind:model:alias[:replica]" -> llamacpp.Server
 atexit.register(_servers.close)
 
 
-def _start_server(kind: str, model_name: str, alias: str) -> str:
+def _start_server(kind: str, model_name: str, alias: str, replica: int = 0) -> str:
     if kind != "llamacpp":
         raise ValueError(f"unknown server kind {kind!r}; the project starts 'llamacpp' servers")
-    key = f"{kind}:{model_name}:{alias}"
+    key = f"{kind}:{model_name}:{alias}" + (f":{replica}" if replica else "")
     if key not in _started:
         from .llamacpp import serve
 
-        srv = _servers.enter_context(serve(model_name, alias=alias))
-        _started[key] = srv.api_base
-    return _started[key]
+        _started[key] = _servers.enter_context(serve(model_name, alias=alias))
+    return _started[key].api_base
+
+
+def started_servers() -> dict[str, Any]:
+    """The servers this process started for backbones (``llamacpp.Server`` by key), e.g. to stop one."""
+    return dict(_started)

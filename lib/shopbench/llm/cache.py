@@ -96,6 +96,20 @@ class ResponseCache:
             (key, canonical_json(value), time.time()),
         )
 
+    def put_many(self, items: Iterable[tuple[str, dict]]) -> None:
+        """Several rows in one transaction (one commit): for answers that are cheap to recompute."""
+        rows = [(k, canonical_json(v), time.time()) for k, v in items]
+        if not rows:
+            return
+        con = self._conn()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.executemany("INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)", rows)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 

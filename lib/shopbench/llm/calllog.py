@@ -2,8 +2,11 @@
 
 Columns: run id, item id, cache key, model, prompt hash, raw output, parsed value or parse error,
 finish reason, prompt/completion tokens, cost, latency, cache hit, attempt count, error.
-Each row is written with one ``write`` on an ``O_APPEND`` descriptor under a file lock, so
-concurrent writers never interleave; a line cut short by ``kill -9`` is dropped on the next open.
+Rows are written in groups (:meth:`CallLog.writer`: up to a few hundred rows or half a second at a
+time), each group with one ``write`` on an ``O_APPEND`` descriptor under a file lock, so concurrent
+writers never interleave; a line cut short by ``kill -9`` is dropped on the next open. A group lost
+to ``kill -9`` loses no answer: the response cache commits every success before its row is queued,
+and the resumed run rebuilds those rows from the cache (``Gateway.arun``) before making any call.
 Any text is writable: a lone surrogate is written as its ``\\udXXX`` escape
 (:func:`shopbench.strictjson.storable`), so no model answer can stop a sweep here.
 """
@@ -12,7 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from filelock import FileLock
@@ -70,6 +74,15 @@ class CallLog:
             finally:
                 os.close(fd)
 
+    def writer(
+        self, max_rows: int = 256, max_delay_s: float = 0.5, before_flush: Callable[[], None] | None = None
+    ) -> BufferedWriter:
+        """A writer that appends rows in groups: one locked write per ``max_rows`` rows or per
+        ``max_delay_s`` seconds, whichever comes first (call :meth:`BufferedWriter.flush` at the end).
+        ``before_flush`` runs first (the gateway commits deferred cache rows there, so a row in the
+        log always has its answer in the cache)."""
+        return BufferedWriter(self, max_rows, max_delay_s, before_flush)
+
     def rows(self) -> list[dict]:
         if not self.path.exists():
             return []
@@ -86,6 +99,32 @@ class CallLog:
     def latest(self) -> dict[tuple[str, str], dict]:
         """Last row per (item id, cache key): the current state of each call."""
         return {(r["item_id"], r["key"]): r for r in self.rows()}
+
+
+class BufferedWriter:
+    """Rows queued for one :class:`CallLog`, written in groups (see :meth:`CallLog.writer`)."""
+
+    def __init__(
+        self, log: CallLog, max_rows: int, max_delay_s: float, before_flush: Callable[[], None] | None = None
+    ):
+        self.log = log
+        self.before_flush = before_flush
+        self.max_rows = max(1, int(max_rows))
+        self.max_delay_s = float(max_delay_s)
+        self._rows: list[dict] = []
+        self._last = time.monotonic()
+
+    def add(self, row: dict) -> None:
+        self._rows.append(row)
+        if len(self._rows) >= self.max_rows or time.monotonic() - self._last >= self.max_delay_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.before_flush is not None:
+            self.before_flush()
+        rows, self._rows = self._rows, []
+        self._last = time.monotonic()
+        self.log.append(rows)
 
 
 def read_logs(directory: str | Path) -> list[dict]:

@@ -80,7 +80,7 @@ def _parse_json(raw: str, schema: dict) -> Parsed:
     except strictjson.StrictJSONError as e:
         msg = str(e)
         return Parsed(False, error=msg if msg.startswith("invalid JSON") else f"invalid JSON: {msg}")
-    errors = sorted(Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
@@ -92,6 +92,21 @@ def _parse_json(raw: str, schema: dict) -> Parsed:
     if problem:
         return Parsed(False, error=problem)
     return Parsed(True, value=value)
+
+
+_VALIDATORS: dict[int, tuple[dict, Draft202012Validator]] = {}
+
+
+def _validator(schema: dict) -> Draft202012Validator:
+    """One validator per schema object (a sweep passes the same contract dict to every call)."""
+    hit = _VALIDATORS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_VALIDATORS) > 256:
+        _VALIDATORS.clear()
+    v = Draft202012Validator(schema)
+    _VALIDATORS[id(schema)] = (schema, v)  # the schema is held, so its id is not reused meanwhile
+    return v
 
 
 def _number_problem(value: Any, literal: Any, schema: Any, where: str) -> str | None:

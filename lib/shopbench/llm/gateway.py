@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import functools
 import hashlib
 import json
+import os
 import random
 import re
 import threading
@@ -29,12 +32,21 @@ from ..progress import tqdm
 from ..strictjson import storable
 from ._litellm import get_litellm
 from .backends import Backbone, api_key_for, check_model
-from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost
+from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost, price_per_token
 from .cache import ResponseCache, cache_key, canonical_json
 from .calllog import CallLog
 from .contract import check_schema, parse_output, response_format
 from .result import CallResult
 from .usage import cache_tokens, plan, with_cache_control
+from .transport import Fleet, TransportError, client
+
+# providers whose calls with an ``api_base`` are OpenAI-compatible endpoints: they go over the lean
+# transport (:mod:`shopbench.llm.transport`) unless ``SHOPBENCH_GATEWAY_TRANSPORT=litellm``
+LEAN_PROVIDERS = ("openai", "hosted_vllm")
+TRANSPORT_ENV = "SHOPBENCH_GATEWAY_TRANSPORT"
+LOG_FLUSH_ROWS = 256  # call-log rows buffered at most before one write ...
+LOG_FLUSH_S = 0.5  # ... or seconds since the last write (a killed run's lost rows are rebuilt from the cache)
+INLINE_LOCAL_S = 0.02  # a local backend averaging under this runs on the loop, not in a worker thread
 
 DEFAULT_CONCURRENCY = {"llamacpp": 1, "local": 4, "default": 8}
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "presence_penalty",
@@ -58,19 +70,31 @@ class Call:
     # what the cache key uses instead of api_base: a project-started server gets a new port each
     # run, so its calls are keyed by the model it serves ("llamacpp-server:<model>")
     cache_base: str | None = None
+    # several servers for this model (a fleet): each attempt goes to one of them (see transport.Fleet);
+    # ``api_base`` is the first, and the cache key uses ``cache_base`` ("fleet:<model>")
+    fleet: tuple[str, ...] = ()
 
-    @property
+    @functools.cached_property
     def response_format(self) -> dict | None:
         return response_format(self.schema, self.schema_name) if self.schema is not None else None
 
+    @functools.cached_property
+    def prompt_hash(self) -> str:
+        return prompt_hash(self.messages)
+
     @property
     def key(self) -> str:
-        params = self.params
+        """The cache key, computed once per call (per code version for a ``local/`` backend)."""
+        version = None
         if self.model.startswith("local/"):  # deterministic code can change; its version keys the cache
             from .local import code_version
 
-            params = {**params, "_local_code_version": code_version(self.model.split("/", 1)[1])}
-        return cache_key(
+            version = code_version(self.model.split("/", 1)[1])
+        memo = self.__dict__.get("_key_memo")
+        if memo is not None and memo[0] == version:
+            return memo[1]
+        params = self.params if version is None else {**self.params, "_local_code_version": version}
+        key = cache_key(
             model=self.model,
             api_base=self.cache_base or self.api_base,
             messages=list(self.messages),
@@ -79,6 +103,8 @@ class Call:
             response_format=self.response_format,
             repeat=self.repeat,
         )
+        self.__dict__["_key_memo"] = (version, key)  # frozen dataclass: memo beside the fields
+        return key
 
     @property
     def provider(self) -> str:
@@ -91,36 +117,43 @@ def prompt_hash(messages: Sequence[dict]) -> str:
     ]  # canonical_json is storable
 
 
-def redact(text: str | None) -> str | None:
+def redact(text: str | None, values: Sequence[str] | None = None) -> str | None:
     """Text bound for disk with every secret environment value, partial echo of one
-    (case-insensitive) and key-shaped token removed (:func:`shopbench.secrets.redact`)."""
-    return secrets.redact(text) if isinstance(text, str) else text
+    (case-insensitive) and key-shaped token removed (:func:`shopbench.secrets.redact`). ``values``:
+    the secret values to remove (a run computes :func:`shopbench.secrets.secret_values` once);
+    default: read from the environment now."""
+    return secrets.redact(text, values) if isinstance(text, str) else text
 
 
-def _clean_text(text: Any) -> str | None:
+def _clean_text(text: Any, values: Sequence[str] | None = None) -> str | None:
     """A model's text as the gateway keeps it: redacted and storable (a lone surrogate becomes its
     ``\\udXXX`` escape, so the cache, the call log and every table downstream can write it)."""
     if text is None:
         return None
     if not isinstance(text, str):  # content parts or another provider shape: kept as its JSON text
         text = json.dumps(text, ensure_ascii=False, default=str)
-    return storable(redact(text))
+    return storable(redact(text, values))
 
 
-def _clean_json(obj: Any) -> Any:
+def _clean_json(obj: Any, values: Sequence[str] | None = None) -> Any:
     """``obj`` (tool calls) with every string redacted and storable."""
     if isinstance(obj, str):
-        return storable(redact(obj))
+        return storable(redact(obj, values))
     if isinstance(obj, dict):
-        return {_clean_json(k): _clean_json(v) for k, v in obj.items()}
+        return {_clean_json(k, values): _clean_json(v, values) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_clean_json(v) for v in obj]
+        return [_clean_json(v, values) for v in obj]
     if obj is None or isinstance(obj, bool | int | float):
         return obj
-    return _clean_json(str(obj))
+    return _clean_json(str(obj), values)
 
 
 def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, TransportError) and exc.status_code is not None:
+        code = exc.status_code
+        return code in (408, 409, 429) or code >= 500
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError | ConnectionError):
+        return True
     litellm = get_litellm()
     retry_types = (
         litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
@@ -153,8 +186,45 @@ class _Loop:
             raise
 
 
+class _GroupCommit:
+    """Cache rows committed in groups off the event loop: each caller waits until its own row is
+    committed (so a success is on disk before its log row is queued), and the answers that arrive
+    while one commit runs share the next one (one SQLite transaction, in a worker thread)."""
+
+    def __init__(self, cache: ResponseCache):
+        self.cache = cache
+        self.pending: list[tuple[str, dict, asyncio.Future]] = []
+        self.task: asyncio.Task | None = None
+
+    async def put(self, key: str, value: dict) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.pending.append((key, value, fut))
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._drain())
+        await fut
+
+    async def _drain(self) -> None:
+        while self.pending:
+            await asyncio.sleep(0)  # answers arriving in the same loop turn join this group
+            batch, self.pending = self.pending, []
+            try:
+                await asyncio.to_thread(self.cache.put_many, [(k, v) for k, v, _ in batch])
+            except BaseException as e:  # every waiter learns its row was not committed
+                for *_, f in batch:
+                    if not f.done():
+                        f.set_exception(e if isinstance(e, Exception) else RuntimeError(repr(e)))
+                if not isinstance(e, Exception):
+                    raise
+                continue
+            for *_, f in batch:
+                if not f.done():
+                    f.set_result(None)
+
+
 class Gateway:
-    """Cache + limits + retries + log + budget + contracts around ``litellm.acompletion``."""
+    """Cache + limits + retries + log + budget + contracts in front of three transports: litellm for
+    the providers, the lean OpenAI-compatible client (:mod:`.transport`) for endpoints the project
+    starts or names, and a direct function call for embedded ``local/`` backends."""
 
     def __init__(
         self,
@@ -173,6 +243,7 @@ class Gateway:
         batch_poll_s: float = 30.0,
         batch_min_calls: int = 20,
         budget_mode: str = "raise",
+        transport: str | None = None,
     ):
         self.cache = ResponseCache(cache_dir)
         self.log_dir = Path(log_dir)
@@ -188,6 +259,13 @@ class Gateway:
         self.budget_mode = budget_mode
         self.progress = progress
         self.backbones = {b.name: b for b in backbones}
+        # "auto": lean transport for OpenAI-compatible endpoints and local backends; "litellm": every
+        # call through litellm (the transport before issue 14, kept for comparison and as an escape hatch)
+        self.transport = transport or os.environ.get(TRANSPORT_ENV) or "auto"
+        if self.transport not in ("auto", "litellm"):
+            raise ValueError(f"transport must be 'auto' or 'litellm', got {self.transport!r}")
+        self.fleets: dict[tuple[str, ...], Fleet] = {}
+        self._local_time: dict[str, list[float]] = {}  # backend -> [calls, seconds] (inline or thread)
         self.spent_usd = 0.0
         self.stats = {"calls": 0, "cache_hits": 0, "errors": 0, "parse_errors": 0, "cost_usd": 0.0}
         # "batch": OpenAI/Anthropic misses go through the providers' batch APIs (llm/batch.py)
@@ -209,6 +287,9 @@ class Gateway:
         params = {**b.params, **kw.pop("params", {})}
         if b.server:
             kw.setdefault("cache_base", f"{b.server}-server:{b.model_name or b.name}")
+        if len(b.fleet) > 1:
+            kw.setdefault("fleet", tuple(b.fleet))
+            kw.setdefault("cache_base", f"fleet:{b.model}")  # whichever server answers, the same model
         return Call(
             item_id=item_id, model=b.model, messages=list(messages), params=params, api_base=b.api_base, **kw
         )
@@ -222,6 +303,16 @@ class Gateway:
     def log_path(self, run_id: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", run_id)
         return self.log_dir / f"{safe}.jsonl"
+
+    def transport_for(self, c: Call) -> str:
+        """``"local"``, ``"openai-compat"`` (the lean client) or ``"litellm"``: how ``c`` is sent."""
+        if self.transport == "litellm":
+            return "litellm"
+        if c.provider == "local":
+            return "local"
+        if (c.api_base or c.fleet) and c.provider in LEAN_PROVIDERS:
+            return "openai-compat"
+        return "litellm"
 
     # ---- the sweep -------------------------------------------------------------------------
     def estimate(self, calls: Sequence[Call], run_id: str | None = None) -> Estimate:
@@ -299,6 +390,7 @@ class Gateway:
         configured = [b.model for b in self.backbones.values()]
         for model, base in {(c.model, c.api_base) for c in misses}:
             check_model(model, base, configured=configured)
+        redaction = secrets.secret_values()  # once per run, not twice per call
 
         new_rows: dict[tuple[str, str], dict] = {}
         bar = tqdm(total=len(calls), desc=desc or run_id, disable=not self.progress, unit="call",
@@ -306,33 +398,68 @@ class Gateway:
         counts = {"hits": 0, "fail": 0}
 
         def tick(n: int = 1) -> None:
+            if bar.disable:
+                return
             bar.update(n)
             bar.set_postfix(
                 hits=counts["hits"], fail=counts["fail"], cost=f"${self.spent_usd:.4f}", refresh=False
             )
 
         hit_rows = []
+        reconciled: set[str] = set()
         for c in pending:
             if c.key in hits:
-                row = self._row(run_id, c, hits[c.key], cache_hit=True, attempts=0, latency=0.0, cost=0.0)
+                stored = hits[c.key]
+                if stored.get("run_id") == run_id and c.key not in reconciled:
+                    # answered in this run before it was killed, its log row not yet written: the row
+                    # it would have had (a fresh call, its attempts and cost), not a cache hit
+                    reconciled.add(c.key)
+                    cost = float(stored.get("cost_usd") or 0.0)
+                    self.spent_usd += cost
+                    row = self._row(run_id, c, stored, cache_hit=False, attempts=int(stored.get("attempts") or 1),
+                                    latency=float(stored.get("latency_s") or 0.0), cost=cost,
+                                    redaction=redaction)  # fmt: skip
+                else:
+                    row = self._row(run_id, c, stored, cache_hit=True, attempts=0, latency=0.0, cost=0.0,
+                                    redaction=redaction)  # fmt: skip
+                    counts["hits"] += 1
                 hit_rows.append(row)
                 new_rows[(c.item_id, c.key)] = row
         log.append(hit_rows)
-        counts["hits"] = len(hit_rows)
-        self.stats["cache_hits"] += len(hit_rows)
+        self.stats["cache_hits"] += counts["hits"]
         self.stats["calls"] += len(hit_rows)
         tick(len(hit_rows))
 
         sems: dict[tuple[str, str | None], asyncio.Semaphore] = {}
         inflight: dict[str, asyncio.Future] = {}
         budget_stopped: list[Call] = []
+        # answers of local backends (pure functions, free to recompute) are committed to the cache in
+        # groups, just before the log rows that use them; every other answer is committed on arrival
+        deferred: list[tuple[str, dict]] = []
+
+        def commit_deferred() -> None:
+            if deferred:
+                self.cache.put_many(deferred)
+                deferred.clear()
+
+        writer = log.writer(max_rows=LOG_FLUSH_ROWS, max_delay_s=LOG_FLUSH_S, before_flush=commit_deferred)
+        committer = _GroupCommit(self.cache)
 
         async def one(c: Call) -> None:
             fut = inflight.get(c.key)
             if fut is not None:  # same request under another item id: one model call, a cache hit here
                 stored = await fut
                 row = (
-                    self._row(run_id, c, stored, cache_hit=True, attempts=0, latency=0.0, cost=0.0)
+                    self._row(
+                        run_id,
+                        c,
+                        stored,
+                        cache_hit=True,
+                        attempts=0,
+                        latency=0.0,
+                        cost=0.0,
+                        redaction=redaction,
+                    )  # fmt: skip
                     if stored
                     else self._error_row(run_id, c, "duplicate of a failed call", 0, 0.0)
                 )
@@ -341,13 +468,15 @@ class Gateway:
                 inflight[c.key] = fut
                 stored = None
                 try:
-                    row, stored = await self._call_with_retries(run_id, c, sems, budget_stopped)
+                    row, stored = await self._call_with_retries(
+                        run_id, c, sems, budget_stopped, redaction, deferred, committer
+                    )
                 finally:
                     if not fut.done():
                         fut.set_result(stored)
             if row is None:
                 return
-            log.append([row])
+            writer.add(row)
             new_rows[(c.item_id, c.key)] = row
             self.stats["calls"] += 1
             self.stats["cache_hits"] += int(row["cache_hit"])
@@ -368,6 +497,7 @@ class Gateway:
         try:
             await asyncio.gather(*(one(c) for c in misses))
         finally:
+            writer.flush()
             bar.close()
         self.stats["cost_usd"] = self.spent_usd
         from ..report.partial import record as record_partial
@@ -393,16 +523,9 @@ class Gateway:
             out.append(new_rows.get(k) or done[k])
         return cast("list[CallResult]", out)
 
-    async def _call_with_retries(
-        self, run_id, c: Call, sems, budget_stopped
-    ) -> tuple[dict | None, dict | None]:
-        litellm = get_litellm()
-        skey = (c.provider, c.api_base)
-        if skey not in sems:
-            b = self._backbone_for(c)
-            own = (b.concurrency or (1 if b.server else None)) if b else None
-            limit = own or self.concurrency.get(c.provider) or self.concurrency["default"]
-            sems[skey] = asyncio.Semaphore(int(limit))
+    # ---- one call ---------------------------------------------------------------------------
+    def _request(self, c: Call) -> dict[str, Any]:
+        """The OpenAI-style request fields of ``c`` beyond model and messages (litellm keyword arguments)."""
         kwargs: dict[str, Any] = {k: v for k, v in c.params.items() if k in GENERATION_KEYS}
         extra = {k: v for k, v in c.params.items() if k not in GENERATION_KEYS}
         if extra:
@@ -416,16 +539,127 @@ class Gateway:
                 kwargs["response_format"] = {"type": "json_object", "schema": _grammar_schema(c.schema)}
         if c.tools:
             kwargs["tools"] = list(c.tools)
-        if c.api_base:
-            kwargs["api_base"] = c.api_base
-        key = api_key_for(c.model, c.api_base)
+        return kwargs
+
+    def _fleet(self, c: Call) -> Fleet | None:
+        if len(c.fleet) < 2:
+            return None
+        f = self.fleets.get(c.fleet)
+        if f is None:
+            b = self._backbone_for(c)
+            limit = (b.concurrency if b else None) or (1 if b and b.server else None)
+            f = self.fleets[c.fleet] = Fleet(
+                c.fleet, limit or self.concurrency.get(c.provider) or self.concurrency["default"]
+            )
+        return f
+
+    async def _send(self, c: Call, how: str, base: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One attempt: the answer as ``{content, tool_calls, finish_reason, usage, model, cost}``."""
+        if how == "local":
+            return await self._send_local(c, kwargs)
+        key = api_key_for(c.model, base)
+        if how == "openai-compat":
+            real_key = key is None
+            if real_key:  # a keyed endpoint (an OpenAI-compatible server behind a key): the key litellm reads
+                env = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}[c.provider]
+                key = os.environ.get(env)
+            body = {"model": c.model.split("/", 1)[1], "messages": list(c.messages)}
+            body.update({k: v for k, v in kwargs.items() if k != "extra_body"})
+            body.update(kwargs.get("extra_body") or {})
+            assert base is not None
+            data, _ = await client().chat(base, body, api_key=key, timeout_s=self.timeout_s)
+            choice = data["choices"][0]
+            msg = choice.get("message") or {}
+            usage = data.get("usage") or {}
+            cost = 0.0
+            if real_key:  # keyless servers are free; a keyed one is priced as litellm would price it
+                price = price_per_token(c.model)
+                if price is not None:
+                    cost = (usage.get("prompt_tokens") or 0) * price[0] + (
+                        usage.get("completion_tokens") or 0
+                    ) * price[1]
+            return {"content": msg.get("content"), "tool_calls": msg.get("tool_calls") or None,
+                    "finish_reason": choice.get("finish_reason"), "usage": usage, "model": data.get("model"),
+                    "cost": cost}  # fmt: skip
+        litellm = get_litellm()
+        kw = dict(kwargs)
+        if base:
+            kw["api_base"] = base
         if key:  # a keyless local server (llama.cpp, vLLM, Ollama): free, and litellm skips its price search
-            kwargs["api_key"] = key
-            kwargs.setdefault("input_cost_per_token", 0.0)
-            kwargs.setdefault("output_cost_per_token", 0.0)
+            kw["api_key"] = key
+            kw.setdefault("input_cost_per_token", 0.0)
+            kw.setdefault("output_cost_per_token", 0.0)
+        resp = await asyncio.wait_for(
+            litellm.acompletion(
+                model=c.model,
+                messages=with_cache_control(c.provider, list(c.messages), self._prefix_plan.get(c.key)),
+                timeout=self.timeout_s,
+                num_retries=0,
+                **kw,
+            ),
+            timeout=self.timeout_s,
+        )
+        choice = resp.choices[0]
+        msg = choice.message
+        usage = getattr(resp, "usage", None)
+        tool_calls = getattr(msg, "tool_calls", None)
+        return {
+            "content": msg.content,
+            "tool_calls": [tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls]
+            if tool_calls
+            else None,
+            "finish_reason": choice.finish_reason,
+            "usage": usage.model_dump() if hasattr(usage, "model_dump") else dict(usage or {}),
+            "model": getattr(resp, "model", None),
+            "cost": actual_cost(resp),
+        }
+
+    async def _send_local(self, c: Call, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """An embedded deterministic backend, called directly: inline on the loop when its calls have
+        averaged under :data:`INLINE_LOCAL_S` (no thread hop), else in a worker thread."""
+        from .local import run_local
+
+        name = c.model.split("/", 1)[1]
+        params = {k: v for k, v in kwargs.items() if k != "extra_body"}
+        params.update(kwargs.get("extra_body") or {})
+        seen = self._local_time.setdefault(name, [0, 0.0])
+        t0 = time.perf_counter()
+        if seen[0] >= 8 and seen[1] / seen[0] < INLINE_LOCAL_S:
+            content = run_local(name, list(c.messages), params)
+        else:
+            content = await asyncio.to_thread(run_local, name, list(c.messages), params)
+        seen[0] += 1
+        seen[1] += time.perf_counter() - t0
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in c.messages)
+        return {"content": content, "tool_calls": None, "finish_reason": "stop", "model": c.model, "cost": 0.0,
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content.split())}}  # fmt: skip
+
+    async def _call_with_retries(
+        self,
+        run_id,
+        c: Call,
+        sems,
+        budget_stopped,
+        redaction: Sequence[str] | None = None,
+        deferred: list[tuple[str, dict]] | None = None,
+        committer: _GroupCommit | None = None,
+    ) -> tuple[dict | None, dict | None]:
+        how = self.transport_for(c)
+        fleet = self._fleet(c)
+        sem: Any = contextlib.nullcontext()
+        if fleet is None:  # a fleet bounds each of its servers itself
+            skey = (c.provider, c.api_base)
+            if skey not in sems:
+                b = self._backbone_for(c)
+                own = (b.concurrency or (1 if b.server else None)) if b else None
+                limit = own or self.concurrency.get(c.provider) or self.concurrency["default"]
+                sems[skey] = asyncio.Semaphore(int(limit))
+            sem = sems[skey]
+        kwargs = self._request(c)
         attempts = 0
         last_err = ""
-        async with sems[skey]:
+        base: str | None = c.api_base
+        async with sem:
             t0 = time.perf_counter()  # latency excludes waiting for a concurrency slot
             while True:
                 if self.max_cost_usd is not None:
@@ -434,56 +668,72 @@ class Gateway:
                         budget_stopped.append(c)
                         return None, None
                 attempts += 1
+                if fleet is not None:
+                    base = await fleet.acquire(avoid=base if attempts > 1 else None)
                 try:
-                    resp = await asyncio.wait_for(
-                        litellm.acompletion(
-                            model=c.model,
-                            messages=with_cache_control(c.provider, c.messages, self._prefix_plan.get(c.key)),
-                            timeout=self.timeout_s,
-                            num_retries=0,
-                            **kwargs,
-                        ),
-                        timeout=self.timeout_s,
-                    )
+                    answer = await self._send(c, how, base, kwargs)
                 except Exception as e:  # noqa: BLE001 - classified below, recorded in the log
+                    retryable = is_retryable(e)
+                    if fleet is not None and base is not None:
+                        await fleet.release(base, failed=retryable)
                     last_err = f"{type(e).__name__}: {str(e)[:500]}"
-                    if attempts <= self.max_retries and is_retryable(e):
+                    if attempts <= self.max_retries and retryable:
+                        if fleet is not None and base is not None and fleet.another_up(base):
+                            continue  # fail over to another server at once
                         delay = min(self.backoff_max_s, self.backoff_s * 2 ** (attempts - 1))
-                        await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+                        delay *= random.uniform(0.5, 1.5)
+                        after = getattr(e, "retry_after", None)
+                        if isinstance(after, int | float) and after > 0:  # the server said when
+                            delay = max(delay, min(float(after), self.backoff_max_s))
+                        await asyncio.sleep(delay)
                         continue
                     return self._error_row(run_id, c, last_err, attempts, time.perf_counter() - t0), None
+                if fleet is not None and base is not None:
+                    await fleet.release(base)
                 break
-        latency = time.perf_counter() - t0
-        cost = actual_cost(resp)
-        self.spent_usd += cost
-        choice = resp.choices[0]
-        msg = choice.message
-        usage = getattr(resp, "usage", None)
-        tool_calls = getattr(msg, "tool_calls", None)
-        cached_read, cache_write = cache_tokens(usage)
-        stored = {
-            "raw_output": _clean_text(msg.content),
-            "tool_calls": _clean_json(
-                [tc.model_dump() if hasattr(tc, "model_dump") else tc for tc in tool_calls]
-            )
-            if tool_calls
-            else None,
-            "finish_reason": choice.finish_reason,
-            "prompt_tokens": getattr(usage, "prompt_tokens", None),
-            "completion_tokens": getattr(usage, "completion_tokens", None),
-            "cached_tokens": cached_read,  # provider prompt cache (llm/usage.py)
-            "cache_write_tokens": cache_write,
-            "cost_usd": cost,
-            "latency_s": latency,
-            "model_returned": getattr(resp, "model", None),
-        }
-        self.cache.put(c.key, stored)
-        return self._row(
-            run_id, c, stored, cache_hit=False, attempts=attempts, latency=latency, cost=cost
-        ), stored
+            # still holding the slot: a call counts as in flight until its answer is committed
+            latency = time.perf_counter() - t0
+            cost = float(answer["cost"] or 0.0)
+            self.spent_usd += cost
+            usage = answer["usage"] or {}
+            cached_read, cache_write = cache_tokens(usage)
+            stored = {
+                "raw_output": _clean_text(answer["content"], redaction),
+                "tool_calls": _clean_json(answer["tool_calls"], redaction) if answer["tool_calls"] else None,
+                "finish_reason": answer["finish_reason"],
+                "prompt_tokens": usage.get("prompt_tokens"),
+                "completion_tokens": usage.get("completion_tokens"),
+                "cached_tokens": cached_read,  # provider prompt cache (llm/usage.py)
+                "cache_write_tokens": cache_write,
+                "cost_usd": cost,
+                "latency_s": latency,
+                "model_returned": answer["model"],
+                "run_id": run_id,  # lets a resumed run rebuild this call's log row if the kill lost it
+                "attempts": attempts,
+            }
+            if how == "local" and deferred is not None:
+                deferred.append((c.key, stored))
+            elif committer is not None:
+                await committer.put(c.key, stored)
+            else:
+                self.cache.put(c.key, stored)
+            return self._row(
+                run_id,
+                c,
+                stored,
+                cache_hit=False,
+                attempts=attempts,
+                latency=latency,
+                cost=cost,
+                redaction=redaction,
+            ), stored
 
-    def _row(self, run_id, c: Call, stored: dict, *, cache_hit, attempts, latency, cost) -> dict:
-        raw = _clean_text(stored.get("raw_output"))  # also for a cache row written before this rule
+    def _row(
+        self, run_id, c: Call, stored: dict, *, cache_hit, attempts, latency, cost, redaction=None
+    ) -> dict:
+        raw = _clean_text(
+            stored.get("raw_output"), redaction
+        )  # also for a cache row written before this rule
         parsed = parse_output(raw, c.schema, stored.get("finish_reason"))
         if stored.get("tool_calls") and stored.get("raw_output") is None and c.schema is None:
             parsed = parsed.__class__(True, value=None)
@@ -493,10 +743,10 @@ class Gateway:
             "key": c.key,
             "model": c.model,
             "repeat": c.repeat,
-            "prompt_hash": prompt_hash(c.messages),
+            "prompt_hash": c.prompt_hash,
             "status": "ok" if parsed.ok else "parse_error",
             "raw_output": raw,
-            "tool_calls": _clean_json(stored.get("tool_calls")),
+            "tool_calls": _clean_json(stored.get("tool_calls"), redaction),
             "parsed": parsed.value if parsed.ok else None,
             "parse_error": parsed.error,
             "finish_reason": stored.get("finish_reason"),
@@ -516,7 +766,7 @@ class Gateway:
     def _error_row(self, run_id, c: Call, error: str, attempts: int, latency: float) -> dict:
         return {
             "run_id": run_id, "item_id": c.item_id, "key": c.key, "model": c.model, "repeat": c.repeat,
-            "prompt_hash": prompt_hash(c.messages), "status": "error", "raw_output": None, "tool_calls": None,
+            "prompt_hash": c.prompt_hash, "status": "error", "raw_output": None, "tool_calls": None,
             "parsed": None, "parse_error": None, "finish_reason": None, "prompt_tokens": None,
             "completion_tokens": None, "cached_tokens": None, "cache_write_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "model_latency_s": None, "cache_hit": False,
             "attempts": attempts, "error": _clean_text(error), "ts": time.time(),

@@ -67,8 +67,17 @@ def local_backends() -> dict[str, LocalBackend]:
     return dict(_REGISTRY)
 
 
+_plugins_loaded = False
+
+
 def _load_plugins() -> None:
-    """Import modules that register local backends (entry point ``shopbench.local_backends``)."""
+    """Import modules that register local backends (entry point ``shopbench.local_backends``), once per
+    process: scanning the installed distributions' entry points takes milliseconds, and the gateway
+    looks up a backend on every call."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
     from importlib.metadata import entry_points
 
     for ep in entry_points(group="shopbench.local_backends"):
@@ -131,6 +140,30 @@ def _schema_sampler(messages: list[dict], params: dict) -> str:
 
 register_local("echo", _echo, "returns the last user message (transport check, not a model)")
 register_local("schema-sampler", _schema_sampler, "seeded random document satisfying the call's JSON schema")
+
+
+class LocalBackendError(RuntimeError):
+    """A deterministic backend raised: not transient, so never retried (``status_code`` 400)."""
+
+    status_code = 400
+
+
+def run_local(name: str, messages: list[dict], params: dict) -> str:
+    """The text ``local/<name>`` answers: the registered function called directly (the gateway's path,
+    with no litellm request or response objects). Raises :class:`LocalBackendError` when it fails."""
+    b = _REGISTRY.get(name) or local_backends().get(name)
+    if b is None:
+        raise LocalBackendError(
+            f"Unknown local backend 'local/{name}'. Registered: "
+            + ", ".join(f"local/{n}" for n in sorted(local_backends()))
+        )
+    try:
+        content = b.fn(messages, params)
+    except Exception as e:  # a deterministic backend's failure is not transient: no retries
+        raise LocalBackendError(f"local/{name} failed: {type(e).__name__}: {e}") from e
+    if not isinstance(content, str):
+        raise LocalBackendError(f"local/{name} returned {type(content).__name__}, not str")
+    return content
 
 
 def _model_response(model: str, content: str, messages: list[dict]) -> litellm.ModelResponse:

@@ -13,20 +13,21 @@ from ._base import Name, PositiveInt, Section
 
 
 class BackboneEntry(Section):
-    """``{name, model, api_base, server, model_name, concurrency, params, substitute_for}``; only ``model``
-    is required.
+    """``{name, model, api_base, server, model_name, concurrency, params, substitute_for, replicas}``;
+    only ``model`` is required.
 
-    ``api_base`` is one URL or a list of URLs serving the same model (a vLLM/SGLang fleet; the gateway
-    spreads calls over them). ``substitute_for`` names the paper's model this backbone stands in for
-    when litellm does not serve that one (:mod:`shopbench.profiles.rosters`); the preview and the
-    index show it."""
+    ``api_base`` is one URL or a list of URLs serving the same model (a vLLM/SGLang fleet: the gateway
+    balances calls over them, with failover); ``replicas`` starts that many project-started servers as
+    one fleet. ``substitute_for`` names the paper's model this backbone stands in for when litellm does
+    not serve that one (:mod:`shopbench.profiles.rosters`); the preview and the index show it."""
 
     model: Name
     name: Name | None = None
     api_base: Name | Annotated[list[Name], Field(min_length=1)] | None = None
     server: Literal["llamacpp"] | None = None  # a project-started llama_cpp.server on 127.0.0.1
     model_name: str | None = None
-    concurrency: PositiveInt | None = None
+    concurrency: PositiveInt | None = None  # for a fleet: per server
+    replicas: PositiveInt | None = None  # server: llamacpp only
     params: dict[str, Any] = {}
     substitute_for: Name | None = None
 
