@@ -37,8 +37,8 @@ from .cache import ResponseCache, cache_key, canonical_json
 from .calllog import CallLog
 from .contract import check_schema, parse_output, response_format
 from .result import CallResult
-from .usage import cache_tokens, plan, with_cache_control
 from .transport import Fleet, TransportError, client
+from .usage import cache_tokens, plan, with_cache_control
 
 # providers whose calls with an ``api_base`` are OpenAI-compatible endpoints: they go over the lean
 # transport (:mod:`shopbench.llm.transport`) unless ``SHOPBENCH_GATEWAY_TRANSPORT=litellm``

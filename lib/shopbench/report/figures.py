@@ -49,7 +49,7 @@ def _artist_values(artist) -> np.ndarray | None:
     if isinstance(artist, Line2D):
         return _finite(artist.get_ydata())
     if isinstance(artist, Collection):
-        offsets = artist.get_offsets()
+        offsets = np.asarray(artist.get_offsets())
         return _finite(offsets[:, 1]) if len(offsets) else _finite([])
     return None
 
@@ -72,9 +72,9 @@ def _is_proxy(artist) -> bool:
     from matplotlib.lines import Line2D
 
     if isinstance(artist, Line2D):
-        return len(artist.get_xdata()) == 0
+        return len(np.asarray(artist.get_xdata())) == 0
     if isinstance(artist, Collection):
-        return len(artist.get_offsets()) == 0
+        return len(np.asarray(artist.get_offsets())) == 0
     return False
 
 
