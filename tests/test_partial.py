@@ -22,17 +22,15 @@ def priced(monkeypatch):
     from shopbench.llm import gateway as G
 
     made: list[str] = []
-    real = G.Gateway._call_with_retries
+    real = G.Gateway._send
 
-    async def counting(self, run_id, c, sems, stopped):
-        row, stored = await real(self, run_id, c, sems, stopped)
-        if stored is not None:
-            made.append(c.item_id)
-        return row, stored
+    async def counting(self, c, how, base, kwargs):  # one attempt sent to the backend
+        answer = await real(self, c, how, base, kwargs)
+        made.append(c.item_id)
+        return {**answer, "cost": PER_CALL}
 
     monkeypatch.setattr(G, "estimate_call_cost", lambda *a, **k: PER_CALL)
-    monkeypatch.setattr(G, "actual_cost", lambda resp: PER_CALL)
-    monkeypatch.setattr(G.Gateway, "_call_with_retries", counting)
+    monkeypatch.setattr(G.Gateway, "_send", counting)
     return made
 
 
