@@ -248,7 +248,7 @@ def run_anytime(
             eta = min(rest, mean * left) if mean is not None else rest
             txt = f"model time {_fmt_min(spent)}/{_fmt_min(budget_s)} min budget"
         eta_txt = "?" if eta is None else f"{_fmt_min(eta)} min"
-        bar.set_postfix_str(f"{txt}, ETA {eta_txt}, cached {n_cached}, new {n_new}", refresh=False)
+        bar.set_postfix_str(f"{txt}, ETA {eta_txt}, cached {n_cached}, new {n_new}")  # refreshes: units are slow
 
     def flush_cached() -> None:
         if pending_cached:
