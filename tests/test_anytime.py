@@ -205,3 +205,52 @@ def test_judge_anytime_sweep_pairs_extends_and_reports_n_of_N(paceshop_small, ga
     out = plan_columns(tab, {"local/checks": r2.summary()}, full={"local/always-bad": 99})
     assert list(out["n_of_N"]) == [f"{r2.n} of {r2.n_planned}", "99 of 99"]
     assert list(out["n"]) == [r2.n, 99]
+
+
+# ---- PADMÉ evaluators and the LLM filter judge on a budget ---------------------------------------------------
+def test_padme_evaluator_and_filter_judge_anytime(gateway):
+    from shopbench.padme.criteria import DEFAULT_CRITERIA
+    from shopbench.padme.evaluators import PairUnit, score_pairs_anytime
+    from shopbench.padme.filters import filter_pairs_anytime
+    from shopbench.padme.types import Rollout
+
+    crit = DEFAULT_CRITERIA[0]
+
+    def roll(rid, task):
+        msgs = [
+            {"role": "user", "content": f"help with {task}"},
+            {"role": "assistant", "content": f"done {rid}"},
+        ]
+        return Rollout(rid, task, "airline", "test", crit.name, "good", "", "agent-m", "scripted", 0, 0, msgs)
+
+    units = [
+        PairUnit(f"p{i}", roll(f"w{i}", f"t{i % 3}"), roll(f"b{i}", f"t{i % 3}"), (f"t{i % 3}",))
+        for i in range(9)
+    ]
+    gw = gateway()
+    clock = FakeClock()
+    real_run = gw.run
+
+    def timed_run(calls, run_id, **kw):
+        made = _made(gw)
+        rows = real_run(calls, run_id, **kw)
+        clock.t += 10.0 * (_made(gw) - made)
+        return rows
+
+    gw.run = timed_run
+    kw = dict(gateway=gw, seed=1, runs=1, run_id="pairs", clock=clock)
+    s1, r1 = score_pairs_anytime(units, lambda r: crit, "local/schema-sampler", budget_s=50, **kw)
+    assert (
+        r1.n == 2 and r1.n_planned == 9 and r1.stopped == "budget"
+    )  # 20 s per pair: 0 → 20 → 40, 40 + 20 > 50
+    assert set(s1.rollout_id) == {x.rollout_id for u in r1.done for x in (u.worse, u.better)}
+    assert len({u.stratum for u in r1.done}) == 2  # a stratified prefix: two different tasks
+    s2, r2 = score_pairs_anytime(units, lambda r: crit, "local/schema-sampler", budget_s=90, **kw)
+    assert r2.done[:2] == r1.done and r2.n == 4 and r2.n_cached == 2
+    with pytest.raises(ValueError, match="reference evaluator"):
+        score_pairs_anytime(units, lambda r: crit, "heuristic", budget_s=1, **kw)
+
+    f, rf = filter_pairs_anytime(units, lambda r: crit, gw, "local/schema-sampler", budget_s=None, seed=1,
+                                 run_id="filter", clock=clock)  # fmt: skip
+    assert rf.n == 9 and len(f) == 9 and set(f.better_slot) <= {1, 2}
+    assert (f.passed == (f.choice == f.better_slot)).all()
