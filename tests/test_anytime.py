@@ -254,3 +254,26 @@ def test_padme_evaluator_and_filter_judge_anytime(gateway):
                                  run_id="filter", clock=clock)  # fmt: skip
     assert rf.n == 9 and len(f) == 9 and set(f.better_slot) <= {1, 2}
     assert (f.passed == (f.choice == f.better_slot)).all()
+
+
+def test_units_known_only_by_key_use_the_ledger(gateway):
+    """An agent trial's calls are not known before it runs: ``key_of`` and the ledger decide."""
+    gw = gateway()
+    clock = FakeClock()
+    ran: list[int] = []
+
+    def run(batch):
+        ran.extend(batch)
+        clock.t += 10.0 * len([u for u in batch if u not in done_before])
+        return batch
+
+    done_before: set[int] = set()
+    r1 = run_anytime(gw, list(range(8)), None, run, key_of=lambda u: f"trial-{u}", budget_s=25, clock=clock,
+                     progress=False)  # fmt: skip
+    assert r1.done == [0, 1] and r1.n_new == 2
+    done_before.update(r1.done)
+    r2 = run_anytime(gw, list(range(8)), None, run, key_of=lambda u: f"trial-{u}", budget_s=45, clock=clock,
+                     progress=False)  # fmt: skip
+    assert r2.done == [0, 1, 2, 3] and (r2.n_cached, r2.n_new) == (2, 2) and r2.spent_s == pytest.approx(40)
+    with pytest.raises(ValueError, match="calls_of"):
+        run_anytime(gw, [0], None, run, budget_s=1, progress=False)

@@ -189,10 +189,11 @@ def _fmt_min(s: float) -> str:
 def run_anytime(
     gateway,
     units: Sequence[U],
-    calls_of: Callable[[U], Sequence[Call]],
+    calls_of: Callable[[U], Sequence[Call]] | None,
     run: Callable[[list[U]], R],
     *,
     budget_s: float | None,
+    key_of: Callable[[U], str] | None = None,
     name: str = "anytime",
     clock: Callable[[], float] = time.monotonic,
     progress: bool | None = None,
@@ -205,16 +206,32 @@ def run_anytime(
     cached); ``run(batch)`` does the work for a list of units (through ``gateway.run``, so it is
     cached and logged) and returns anything; the results come back in ``AnytimeResult.results``, one
     per ``run`` call, in order. Units may share calls (a GOOD record in two pairs): ``run`` must
-    then drop the repeats within a batch, and a shared call's time is counted once. The gateway's own progress bar is silenced while this one (units
-    done of planned, model time spent of the budget, ETA) runs."""
+    then drop the repeats within a batch, and a shared call's time is counted once.
+
+    Units whose calls cannot be known before they run (a multi-turn agent trial: each call depends on
+    the last answer) pass ``calls_of=None`` and ``key_of(unit)``, a stable identity (e.g. the trial's
+    scenario id, agent and settings): a unit is then cached when the ledger holds its key (it finished
+    before; ``run`` must resume it cheaply, e.g. from the gateway cache or its own result file), and
+    its cost is the time it took then.
+
+    The gateway's own progress bar is silenced while this one (units done of planned, model time spent
+    of the budget, ETA) runs."""
     if budget_s is not None and (
         not isinstance(budget_s, int | float) or budget_s < 0 or math.isnan(budget_s)
     ):
         raise ValueError(f"budget_s must be a non-negative number of seconds or None, got {budget_s!r}")
     units = list(units)
     N = len(units)
-    calls = [list(calls_of(u)) for u in units]
-    keys = [unit_key(cs) for cs in calls]
+    if calls_of is None and key_of is None:
+        raise ValueError("run_anytime: give calls_of (the gateway calls of a unit) or key_of (its identity)")
+    calls: list[list[Call]] = (
+        [list(calls_of(u)) for u in units] if calls_of is not None else [[] for _ in units]
+    )
+    if calls_of is not None:
+        keys = [unit_key(cs) for cs in calls]
+    else:
+        assert key_of is not None
+        keys = [hashlib.sha256(f"unit:{key_of(u)}".encode()).hexdigest() for u in units]
     ledger = ledger if ledger is not None else Ledger(gateway.cache.directory)
     costs = ledger.get_many(keys)
     stored = gateway.cache.get_many(c.key for cs in calls for c in cs)
@@ -248,7 +265,9 @@ def run_anytime(
             eta = min(rest, mean * left) if mean is not None else rest
             txt = f"model time {_fmt_min(spent)}/{_fmt_min(budget_s)} min budget"
         eta_txt = "?" if eta is None else f"{_fmt_min(eta)} min"
-        bar.set_postfix_str(f"{txt}, ETA {eta_txt}, cached {n_cached}, new {n_new}")  # refreshes: units are slow
+        bar.set_postfix_str(
+            f"{txt}, ETA {eta_txt}, cached {n_cached}, new {n_new}"
+        )  # refreshes: units are slow
 
     def flush_cached() -> None:
         if pending_cached:
@@ -266,7 +285,7 @@ def run_anytime(
                     stopped = "budget"
                     break
             cs = calls[i]
-            whole = all(c.key in stored for c in cs)
+            whole = all(c.key in stored for c in cs) if calls_of is not None else keys[i] in costs
             if whole:
                 cost = costs.get(keys[i])
                 if cost is None:
@@ -282,10 +301,9 @@ def run_anytime(
                 new_s += took
                 cost = took + before
                 fresh = gateway.cache.get_many(c.key for c in cs)
-                if all(
-                    c.key in fresh for c in cs
-                ):  # a unit with a failed call is retried next time, not costed
+                if all(c.key in fresh for c in cs):  # a unit with a failed call is retried next time
                     ledger.put(keys[i], cost)
+                    costs[keys[i]] = cost
                 stored.update(fresh)
                 n_new += 1
             counted.update(c.key for c in cs)
