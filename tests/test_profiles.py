@@ -206,7 +206,11 @@ def test_unknown_profile_names_the_known_ones_and_the_fix():
     with pytest.raises(ParamError) as e:
         load_profile("nosuch")
     msg = str(e.value)
-    assert "nosuch.yaml" in msg and "Known profiles: full, local-llm, paper, smoke" in msg and "Fix: use one of" in msg
+    assert (
+        "nosuch.yaml" in msg
+        and "Known profiles: full, local-llm, paper, smoke" in msg
+        and "Fix: use one of" in msg
+    )
 
 
 def test_repo_profiles_validate_and_keep_their_values():
