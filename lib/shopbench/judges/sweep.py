@@ -322,3 +322,115 @@ def stratified_subset(records: Sequence[Record], n: int, seed: int) -> list[Reco
         if total >= n:
             break
     return [r for r in records if (r.base_record_id or r.record_id) in chosen]
+
+
+# ---- anytime sweeps (issue 13 §4) ---------------------------------------------------------------
+PLAN_PARTS = ("split", "s0", "swaps", "bad")
+"""What an LLM judge run plans to judge, in a union: ``split`` every record of the split; ``s0`` the S0
+reference subset (50 GOOD + 50 tier-1 BAD); ``swaps`` the persona swaps (PJC pairs); ``bad`` the BAD
+records of every tier (the stratified order spreads them over tiers and families)."""
+
+
+def record_stratum(r: Record) -> tuple:
+    """The stratum of a record in the anytime order: (label, gold family, tier, swap axis)."""
+    return (r.label, r.gold_family or NONE, r.tier, r.swap_axis)
+
+
+def judge_units(records: Sequence[Record], plan: Sequence[str] = ("split",), *, s0_ids: Iterable[str] = (),
+                seed: int | str = 0, cap: int | None = None) -> list[tuple[str, ...]]:  # fmt: skip
+    """The units of an anytime judge run, in their fixed order: one unit per planned record,
+    ``(record_id,)`` for a GOOD record and ``(record_id, base_record_id)`` for a BAD record or persona
+    swap whose GOOD base is in ``records`` (every judged BAD or swap has its paired GOOD judged too: PJC
+    and the J statistics need the pair).
+
+    Each part of ``plan`` (:data:`PLAN_PARTS`) is put in a seeded order stratified by
+    :func:`record_stratum` (:func:`shopbench.llm.anytime.stratified_order`: every prefix is a
+    proportional stratified sample of the part); the parts are then interleaved round-robin in the
+    order the plan lists them (a record already taken by an earlier part is skipped), so any prefix
+    holds about as many units of each part: with ``[s0, swaps, bad]``, 300 units are the whole S0 50+50
+    subset, 100 swap pairs and 100 BAD records spread over tiers and families. ``cap`` keeps the first
+    ``cap`` units (a prefix: still stratified)."""
+    from ..llm.anytime import stratified_order
+
+    bad = [p for p in plan if p not in PLAN_PARTS]
+    if bad or not plan:
+        raise ValueError(f"plan {list(plan)}: use one or more of {list(PLAN_PARTS)}")
+    by_id = {r.record_id: r for r in records}
+    s0 = set(s0_ids)
+    if "s0" in plan and not any(i in by_id for i in s0):
+        raise ValueError("plan 's0': none of the S0 reference ids is among the records (another split?)")
+    wanted = {
+        "split": lambda r: True,
+        "s0": lambda r: r.record_id in s0,
+        "swaps": lambda r: r.kind == "swap",
+        "bad": lambda r: r.label == "BAD" and r.kind != "swap",
+    }
+    parts = [stratified_order([r for r in records if wanted[p](r)], record_stratum, f"{seed}|{p}",
+                              key=lambda r: r.record_id) for p in dict.fromkeys(plan)]  # fmt: skip
+    order: list[Record] = []
+    taken: set[str] = set()
+    pos = [0] * len(parts)
+    while any(pos[k] < len(parts[k]) for k in range(len(parts))):
+        for k, part in enumerate(parts):
+            while pos[k] < len(part) and part[pos[k]].record_id in taken:
+                pos[k] += 1
+            if pos[k] < len(part):
+                order.append(part[pos[k]])
+                taken.add(part[pos[k]].record_id)
+                pos[k] += 1
+    units = [
+        (r.record_id, r.base_record_id) if r.base_record_id and r.base_record_id in by_id else (r.record_id,)
+        for r in order
+    ]
+    return units[:cap] if cap is not None else units
+
+
+def anytime_sweep(
+    gateway,
+    protocols: Sequence[str],
+    backbone: str,
+    records: Sequence[Record],
+    *,
+    budget_s: float | None,
+    plan: Sequence[str] = ("split",),
+    s0_ids: Iterable[str] = (),
+    seed: int | str = 0,
+    cap: int | None = None,
+    repeats: int = 1,
+    max_tokens: int | None = None,
+    run_id: str = DEFAULT_RUN_ID,
+    ctx=None,
+    clock=None,
+):
+    """One LLM backbone's judge run as an anytime sweep: the units of :func:`judge_units` in their
+    fixed order, each unit's records × ``protocols`` × repeats as one gateway run, until ``budget_s``
+    seconds of model time are spent (:func:`shopbench.llm.anytime.run_anytime`: resumes from the
+    cache; a larger budget extends the same sample). Returns ``(run_table, result)``: the RUN TABLE of
+    the units done (each record once) and the :class:`~shopbench.llm.anytime.AnytimeResult` (``n`` of
+    ``N`` planned, time spent, why it stopped)."""
+    from ..llm.anytime import run_anytime
+
+    by_id = {r.record_id: r for r in records}
+    units = judge_units(records, plan, s0_ids=s0_ids, seed=seed, cap=cap)
+    if ctx is not None:
+        ctx.use_backbones([backbone])
+    cache: dict[str, list[Call]] = {}
+
+    def calls_for(ids: Iterable[str]) -> list[Call]:
+        missing = [i for i in ids if i not in cache]
+        if missing:
+            built = build_calls(
+                gateway, protocols, [backbone], [by_id[i] for i in missing], repeats, max_tokens, ctx
+            )
+            for c in built:
+                cache.setdefault(split_item_id(c.item_id)[2], []).append(c)
+        return [c for i in ids for c in cache[i]]
+
+    def run(batch: list[tuple[str, ...]]) -> list[dict]:
+        ids = list(dict.fromkeys(i for u in batch for i in u))
+        return gateway.run(calls_for(ids), run_id)
+
+    kw = {"clock": clock} if clock is not None else {}
+    res = run_anytime(gateway, units, calls_for, run, budget_s=budget_s, name=f"{backbone} · {run_id}", **kw)
+    rows = [row for part in res.results for row in part]
+    return run_table(rows, records), res

@@ -65,7 +65,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -611,22 +611,101 @@ def score_rollouts(
     frames = []
     for s in specs:
         judge = s.judge(gateway, run_id, max_tokens, seed=seed, template=template)
-        recs = [{"evaluator": s.name, "backbone": s.backbone, "rollout_id": r.rollout_id, "criterion": c.name,
-                 "run": run, **_score_fields(o), "prompt_tokens": o.usage.get("prompt_tokens"),
-                 "completion_tokens": o.usage.get("completion_tokens"), "cost_usd": o.usage.get("cost_usd"),
-                 "cache_hit": bool(o.usage.get("cache_hit"))}
-                for (r, c, run), o in zip(asked, judge.judge(asked), strict=True)]  # fmt: skip
-        frames.append(pd.DataFrame(recs, columns=list(SCORE_COLUMNS)))
+        frames.append(_score_frame(s, asked, judge.judge(asked)))
+    return _concat_scores(frames)
+
+
+def _score_frame(s: EvaluatorSpec, asked: Sequence[EvalItem], outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    recs = [{"evaluator": s.name, "backbone": s.backbone, "rollout_id": r.rollout_id, "criterion": c.name,
+             "run": run, **_score_fields(o), "prompt_tokens": o.usage.get("prompt_tokens"),
+             "completion_tokens": o.usage.get("completion_tokens"), "cost_usd": o.usage.get("cost_usd"),
+             "cache_hit": bool(o.usage.get("cache_hit"))}
+            for (r, c, run), o in zip(asked, outcomes, strict=True)]  # fmt: skip
+    return pd.DataFrame(recs, columns=list(SCORE_COLUMNS))
+
+
+def _concat_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
     if not frames:
-        return pd.DataFrame(columns=list(SCORE_COLUMNS))
+        return pd.DataFrame(columns=list(SCORE_COLUMNS)).astype({"score": float})
     out = pd.concat(frames, ignore_index=True)[list(SCORE_COLUMNS)]
     out["score"] = out["score"].astype(float)
     return out
+
+
+# ---- anytime scoring (issue 13 §4) ----------------------------------------------------------------
+@dataclass(frozen=True)
+class PairUnit:
+    """One pair to score in an anytime sweep: its id, its two trajectories and its stratum."""
+
+    pair_id: str
+    worse: Rollout
+    better: Rollout
+    stratum: tuple = ()
+
+
+def score_pairs_anytime(
+    units: Iterable[PairUnit],
+    criterion_of: Mapping[str, Criterion] | Callable[[Rollout], Criterion],
+    evaluator,
+    *,
+    gateway,
+    budget_s: float | None,
+    seed: int | str = 0,
+    runs: int = 1,
+    run_id: str = "padme-meta-eval",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    cap: int | None = None,
+    template: str | None = None,
+    clock=None,
+):
+    """One LM evaluator on pairs as an anytime sweep (:mod:`shopbench.llm.anytime`): the pairs in a
+    seeded order stratified by ``PairUnit.stratum`` (capped at ``cap``), each pair's two trajectories
+    × ``runs`` scored as one gateway run, until ``budget_s`` seconds of model time are spent (resumes
+    from the cache; a larger budget extends the same sample). A trajectory in several pairs is scored
+    once. Returns ``(scores, result)``: the :data:`SCORE_COLUMNS` rows of the pairs done and the
+    :class:`~shopbench.llm.anytime.AnytimeResult` (``result.done`` are the pairs scored, ``n`` of ``N``)."""
+    from ..llm.anytime import run_anytime, stratified_order
+
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    spec = evaluator_spec(evaluator)
+    if spec.is_heuristic:
+        raise ValueError(
+            f"score_pairs_anytime: {spec.name} is a reference evaluator (no model); use score_rollouts"
+        )
+    resolve = _criterion_resolver(criterion_of)
+    order = stratified_order(list(units), lambda u: u.stratum, seed, key=lambda u: u.pair_id)
+    order = order[:cap] if cap is not None else order
+    judge = spec.judge(
+        gateway, run_id, max_tokens, seed=int(seed) if isinstance(seed, int) else 0, template=template
+    )
+    assert isinstance(judge, ModelJudge)  # not a heuristic (checked above)
+    scored: set[str] = set()
+
+    def items(batch: Sequence[PairUnit], skip: Collection[str] = ()) -> list[EvalItem]:
+        rolls = _distinct_rollouts(x for u in batch for x in (u.worse, u.better))
+        rolls = [r for r in rolls if r.rollout_id not in skip]
+        return [(r, resolve(r), k) for k in range(runs) for r in rolls]
+
+    def calls_of(u: PairUnit):
+        return judge.calls(items([u]))
+
+    def run(batch: list[PairUnit]) -> pd.DataFrame:
+        asked = items(batch, skip=scored)
+        scored.update(r.rollout_id for r, _, _ in asked)
+        return _score_frame(spec, asked, judge.judge(asked))
+
+    kw = {"clock": clock} if clock is not None else {}
+    res = run_anytime(
+        gateway, order, calls_of, run, budget_s=budget_s, name=f"evaluator {spec.name} · {run_id}", **kw
+    )
+    return _concat_scores(res.results), res
 
 
 __all__ = ["DEFAULT_MAX_TOKENS", "EVALUATOR_JUDGE", "EvaluatorJudgeSpec", "EvaluatorScore", "EvaluatorSpec",
            "HeuristicEvaluator", "HEURISTIC", "HEURISTIC_VARIANTS", "KNOWN_PROPERTIES", "NOISY_SD",
            "OFFLINE_EVALUATORS", "PAPER_PIPELINE", "PAPER_ROSTER", "PROMPT_NAME", "PROPERTY_KEYS", "SCORE_COLUMNS",
            "SCORE_SCHEMA", "evaluator_messages", "evaluator_spec", "evaluator_specs", "evaluators_from_profile",
-           "heuristic_scores", "paper_roster_specs", "paper_table18", "properties_frame",
+           "heuristic_scores", "paper_roster_specs", "PairUnit", "score_pairs_anytime", "paper_table18", "properties_frame",
            "reference_documents", "render_trajectory", "score_from_row", "score_rollouts"]  # fmt: skip

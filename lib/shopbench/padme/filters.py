@@ -57,7 +57,8 @@ from shopbench.padme.types import Criterion, Rollout
 
 __all__ = [
     "FILTER_JUDGE", "FILTER_SCHEMA", "FilterCallError", "FilterSpec", "HeuristicFilterJudge", "JudgeItem",
-    "LLMFilterJudge", "PROMPT_STEM", "render_trajectory", "shared_context", "vote_fields",
+    "LLMFilterJudge", "PROMPT_STEM", "FILTER_AUDIT_COLUMNS", "filter_pairs_anytime", "render_trajectory",
+    "shared_context", "vote_fields",
 ]  # fmt: skip
 
 PROMPT_STEM = "padme_filter_judge"
@@ -198,3 +199,64 @@ class HeuristicFilterJudge:
             raw = json.dumps({"score_1": round(s1, 6), "score_2": round(s2, 6), "flipped": flipped})
             out.append(Judgment(self.name, pair_item_id((pid, x1, x2, crit)), choice, raw))
         return out
+
+
+# ---- an LLM filter judge on a budget (issue 13 §4) --------------------------------------------------
+FILTER_AUDIT_COLUMNS = (
+    "judge",
+    "pair_id",
+    "criterion",
+    "better_slot",
+    "choice",
+    "passed",
+    "parse_error",
+    "cache_hit",
+)
+
+
+def filter_pairs_anytime(units, criterion_of, gateway, backbone, *, budget_s: float | None, name: str | None = None,
+                         seed: int | str = 0, run_id: str = "padme-filter-anytime", max_tokens: int = 1024,
+                         cap: int | None = None, clock=None):  # fmt: skip
+    """An LLM filter judge (H.4) as one more cascade stage over pairs, as an anytime sweep
+    (:mod:`shopbench.llm.anytime`): ``units`` are :class:`shopbench.padme.evaluators.PairUnit` (in a
+    seeded order stratified by their ``stratum``, capped at ``cap``), each shown to the judge once in a
+    slot order drawn from ``(seed, pair_id)`` (App. C.2: randomized order), until ``budget_s`` seconds
+    of model time are spent. Returns ``(frame, result)``: one row per pair judged
+    (:data:`FILTER_AUDIT_COLUMNS`; ``passed`` = the judge preferred x⁺, the cascade's J_k(p, c) = 1; a
+    parse failure is a veto, ``passed`` False) and the :class:`~shopbench.llm.anytime.AnytimeResult`.
+    A transport error is recorded as a veto with its reason here (the sweep goes on; errors are not
+    cached, so a rerun asks again)."""
+    import pandas as pd
+
+    from ..llm.anytime import run_anytime, stratified_order
+
+    order = stratified_order(list(units), lambda u: u.stratum, seed, key=lambda u: u.pair_id)
+    order = order[:cap] if cap is not None else order
+    judge_ = ModelJudge(FILTER_JUDGE, gateway, backbone, run_id, name=name or str(backbone),
+                        params={"max_tokens": int(max_tokens), "temperature": 0.0}, desc=f"padme filter {name}")  # fmt: skip
+    resolve = criterion_of if callable(criterion_of) else (lambda r: criterion_of[r.criterion])
+
+    def item(u) -> tuple[JudgeItem, int]:
+        better_first = random.Random(f"padme-filter-slot|{seed}|{u.pair_id}").random() < 0.5
+        x1, x2 = (u.better, u.worse) if better_first else (u.worse, u.better)
+        return (u.pair_id, x1, x2, resolve(u.better)), (1 if better_first else 2)
+
+    def run(batch):
+        asked = [item(u) for u in batch]
+        outs = judge_.judge([it for it, _ in asked])
+        rows = []
+        for (it, slot), o in zip(asked, outs, strict=True):
+            choice, err, _ = vote_fields(o)
+            rows.append({"judge": judge_.name, "pair_id": it[0], "criterion": it[3].name, "better_slot": slot,
+                         "choice": choice, "passed": choice == slot, "parse_error": err,
+                         "cache_hit": bool(getattr(o, "usage", {}).get("cache_hit"))})  # fmt: skip
+        return pd.DataFrame(rows, columns=list(FILTER_AUDIT_COLUMNS))
+
+    kw = {"clock": clock} if clock is not None else {}
+    res = run_anytime(gateway, order, lambda u: judge_.calls([item(u)[0]]), run, budget_s=budget_s,
+                      name=f"filter judge {judge_.name} · {run_id}", **kw)  # fmt: skip
+    frames = [f for f in res.results if len(f)]
+    frame = (
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(FILTER_AUDIT_COLUMNS))
+    )
+    return frame, res

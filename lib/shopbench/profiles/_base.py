@@ -28,6 +28,8 @@ PositiveInt = Annotated[int, Field(ge=1)]
 """A number that must be at least one (resamples, tokens, concurrency, repeats)."""
 Seconds = Annotated[float, Field(gt=0)]
 """A duration in seconds, above zero."""
+NonNegativeFloat = Annotated[float, Field(ge=0)]
+"""A non-negative amount (a time budget in minutes; zero allowed)."""
 Fraction = Annotated[float, Field(ge=0, le=1)]
 """A probability or share in [0, 1]."""
 Name = Annotated[str, Field(min_length=1)]

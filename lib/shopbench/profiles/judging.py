@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ._base import Name, PositiveInt, Section
+from ._base import Name, NonNegativeFloat, PositiveInt, Section
 
 PROTOCOL_NAMES = ("pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
                   "personalens", "etapp")  # fmt: skip
@@ -12,12 +12,22 @@ PROTOCOL_NAMES = ("pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scala
 ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]
 
 
+PlanPart = Literal["split", "s0", "swaps", "bad"]
+"""What an LLM judge run plans to judge (``shopbench.judges.sweep.PLAN_PARTS``; a union)."""
+
+
 class LLMRun(Section):
-    """One LLM backbone: which protocols, on a stratified subset of how many records."""
+    """One LLM backbone as an anytime sweep (``shopbench.llm.anytime``): which protocols, on which
+    planned records (``plan``, in a fixed stratified order, capped at ``subset`` units), until
+    ``llm_budget_min`` minutes of model time are spent (None: every planned unit)."""
 
     backbone: Name
     protocols: list[ProtocolName] | None = None  # None: every registered protocol
-    subset: PositiveInt = 20
+    subset: PositiveInt | None = (
+        20  # cap on the planned units N (a prefix of the order); None: the whole plan
+    )
+    plan: list[PlanPart] = ["split"]
+    llm_budget_min: NonNegativeFloat | None = None
 
 
 class JudgingParams(Section):
@@ -34,7 +44,8 @@ class JudgingParams(Section):
     llm_runs: list[LLMRun] | None = None
     llm_backbones: list[Name] = []
     llm_protocols: list[ProtocolName] | None = None  # None: every registered protocol
-    llm_subset: PositiveInt = 20
+    llm_subset: PositiveInt | None = 20
+    llm_budget_min: NonNegativeFloat | None = None  # per backbone, for runs built from llm_backbones
     repeats: PositiveInt = 1
     max_tokens: PositiveInt = 512
 
@@ -43,7 +54,12 @@ class JudgingParams(Section):
         if self.llm_runs:
             return list(self.llm_runs)
         return [
-            LLMRun(backbone=b, protocols=self.llm_protocols, subset=self.llm_subset)
+            LLMRun(
+                backbone=b,
+                protocols=self.llm_protocols,
+                subset=self.llm_subset,
+                llm_budget_min=self.llm_budget_min,
+            )
             for b in self.llm_backbones
         ]
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, Tag
 
-from ._base import Count, Fraction, Name, PositiveInt, Section
+from ._base import Count, Fraction, Name, NonNegativeFloat, PositiveInt, Section
 
 
 def _by_type(*mapping_tags: str):
@@ -88,6 +88,17 @@ class LLMJudgeSpec(Section):
     max_tokens: PositiveInt = 1024
 
 
+class FilterAuditSpec(Section):
+    """``{backbone: ..., llm_budget_min: 3}``: an LLM filter judge (H.4) asked, as one more cascade
+    stage, about the kept pairs D_K in a seeded stratified order (capped at ``pairs``) until the budget."""
+
+    backbone: Name
+    name: Name | None = None
+    pairs: PositiveInt | None = None
+    llm_budget_min: NonNegativeFloat | None = None
+    max_tokens: PositiveInt = 1024
+
+
 FilterJudgeEntry = Annotated[
     Annotated[Name, Tag("name")]
     | Annotated[HeuristicJudgeSpec, Tag("heuristic")]
@@ -145,8 +156,13 @@ class PadmeParams(Section):
     evaluators: list[EvaluatorItem] | None = None  # None: evaluators.OFFLINE_EVALUATORS
     evaluator_runs: PositiveInt = 3
     llm_evaluator_runs: PositiveInt | None = None  # None: evaluator_runs
-    llm_evaluator_pairs: Count = 12
-    llm_recorded_pairs: Count = 6
+    # LM evaluators run as anytime sweeps (shopbench.llm.anytime): pairs in a seeded stratified order,
+    # capped at *_pairs (None: every pair), until *_budget_min minutes of model time per evaluator
+    llm_evaluator_pairs: Count | None = 12
+    llm_recorded_pairs: Count | None = 6
+    llm_evaluator_budget_min: NonNegativeFloat | None = None  # per LM evaluator, synthesized pairs
+    llm_recorded_budget_min: NonNegativeFloat | None = None  # per LM evaluator, recorded reward pairs
+    llm_filter_judges: list[FilterAuditSpec] = []  # LLM filter judges as one more cascade stage (notebook 40)
     evaluator_max_tokens: PositiveInt = 512
     n_boot: PositiveInt = 1000
 

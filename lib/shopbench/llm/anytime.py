@@ -1,0 +1,372 @@
+"""Anytime sweeps: a fixed, seeded, stratified order of work units, run until a time budget is spent.
+
+Issue 13 §4: "A sweep over a stratified random order of records (stratified by label, family, tier,
+swap axis) that stops at a time budget, resumes from the cache, and extends the same sample when
+rerun with a larger budget. The progress bar shows the ETA and the budget. Tables built from it
+report n per cell [...] and say 'n of N planned'."
+
+The small API (used by the PACE judge sweep, the PADMÉ evaluators and filter judge, and the shop LLM
+agent sweep):
+
+- :func:`stratified_order` — a fixed order of items from a seed and a stratum function, such that
+  **every prefix is a proportional stratified sample**: within each stratum the items are shuffled
+  (seeded), item ``j`` of a stratum of size ``n_s`` gets the position ``(j + u) / n_s`` with a seeded
+  jitter ``u`` in [0, 1), and the order sorts by position. After ``k`` items each stratum holds
+  ``k · n_s / N`` of them, up to one. The order depends only on the seed and the item keys (not on
+  the order they were given in), so the same plan gives the same order on every machine.
+- :func:`run_anytime` — walks the order unit by unit, and before each unit decides whether the
+  budget allows it; returns an :class:`AnytimeResult` (the results of the units done, ``n`` of
+  ``N`` planned, time spent, why it stopped).
+
+**What the budget measures.** The budget is the *model time of the sample*, not the wall time of
+this run: a unit served entirely from the gateway's cache counts the time it took when it was made
+(kept in a small ledger beside the cache, ``anytime.sqlite``, keyed by the unit's call keys; for a
+unit made before the ledger existed, the latencies the cache stored). So
+
+- a warm rerun with the same budget re-reads the same prefix from the cache in seconds and calls
+  nothing (``make paper``'s warm goal);
+- a rerun with a larger budget re-reads that prefix and extends it with new units: the sample of a
+  larger budget is a prefix-extension of a smaller one's;
+- a killed run resumes: finished units are in the cache (and the call log), a half-done unit gets its
+  finished calls back from the cache and counts their stored latencies.
+
+**The stop rule.** Units run in order. Before unit ``i`` (``i > 0``) the sweep stops when the time
+spent so far plus the mean time of a unit so far would pass the budget; the first unit always runs
+when the budget is above zero (so ``n ≥ 1``). A unit is never interrupted, so a run may pass its
+budget by at most one unit's time. The decision for unit ``i`` reads only the costs of units ``< i``,
+so it is the same on every rerun with the same ledger: same budget, same ``n``; larger budget, same
+or larger ``n``. ``budget_s=None`` runs every planned unit.
+
+**Time.** ``clock`` (default :func:`time.monotonic`) times new units; tests pass a fake clock.
+Consecutive fully cached units are run as one batch (one ``run`` call), new units one at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import sqlite3
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from tqdm.auto import tqdm
+
+from .gateway import Call
+
+T = TypeVar("T")
+U = TypeVar("U")
+R = TypeVar("R")
+
+LEDGER_FILE = "anytime.sqlite"
+
+
+# ---- the order ------------------------------------------------------------------------------------
+def stratified_order(
+    items: Iterable[T], stratum: Callable[[T], Hashable], seed: int | str, key: Callable[[T], str] = str
+) -> list[T]:
+    """``items`` in a seeded order whose every prefix is a proportional stratified sample (module doc).
+
+    ``stratum(item)`` names the item's stratum (any hashable: e.g. ``(label, family, tier,
+    swap_axis)``); ``key(item)`` is its stable identity (default ``str``): the order depends only on
+    ``seed`` and the keys. Keys must be distinct."""
+    items = list(items)
+    keys = [key(it) for it in items]
+    if len(set(keys)) != len(keys):
+        dup = sorted({k for k in keys if keys.count(k) > 1})[:5]
+        raise ValueError(f"stratified_order: duplicate item keys {dup}")
+    by_stratum: dict[str, list[int]] = defaultdict(list)
+    for i, it in enumerate(items):
+        by_stratum[repr(stratum(it))].append(i)
+    positioned: list[tuple[float, str, int]] = []
+    for s in sorted(by_stratum):
+        idx = sorted(by_stratum[s], key=lambda i: keys[i])
+        rng = random.Random(f"{seed}|{s}")
+        rng.shuffle(idx)
+        u = rng.random()
+        n = len(idx)
+        positioned += [((j + u) / n, keys[i], i) for j, i in enumerate(idx)]
+    positioned.sort()
+    return [items[i] for _, _, i in positioned]
+
+
+def prefix_counts(ordered: Sequence[T], stratum: Callable[[T], Hashable], k: int) -> dict[Hashable, int]:
+    """How many of the first ``k`` items fall in each stratum (a table's 'n per stratum')."""
+    out: dict[Hashable, int] = defaultdict(int)
+    for it in ordered[:k]:
+        out[stratum(it)] += 1
+    return dict(out)
+
+
+# ---- the ledger -------------------------------------------------------------------------------------
+def unit_key(calls: Iterable[Call]) -> str:
+    """A unit's identity: the sorted cache keys of its calls (a changed prompt is a new unit)."""
+    return hashlib.sha256("\n".join(sorted(c.key for c in calls)).encode()).hexdigest()
+
+
+class Ledger:
+    """Unit key → seconds the unit took when it was made (SQLite beside the response cache)."""
+
+    def __init__(self, directory: str | Path):
+        self.path = Path(directory) / LEDGER_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conn().execute(
+            "CREATE TABLE IF NOT EXISTS units (key TEXT PRIMARY KEY, seconds REAL NOT NULL, created REAL)"
+        )
+
+    def _conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA busy_timeout=60000")
+            self._local.con = con
+        return con
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, float]:
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, float] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = f"SELECT key, seconds FROM units WHERE key IN ({','.join('?' * len(chunk))})"
+            out.update(dict(self._conn().execute(q, chunk).fetchall()))
+        return out
+
+    def put(self, key: str, seconds: float) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO units (key, seconds, created) VALUES (?, ?, ?)",
+            (key, float(seconds), time.time()),
+        )
+
+
+# ---- the sweep ----------------------------------------------------------------------------------------
+@dataclass
+class AnytimeResult(Generic[U, R]):
+    """What an anytime sweep did: the units done (a prefix of the order), their results, and the budget."""
+
+    name: str
+    done: list[U]
+    results: list[R]
+    n_planned: int
+    budget_s: float | None
+    spent_s: float  # model time of the units done (cached units at the time they took when made)
+    new_s: float  # wall time this run spent on new units
+    n_cached: int  # units served whole from the cache
+    n_new: int  # units (partly) computed in this run
+    stopped: str  # "budget" | "complete" | "empty"
+    unit_seconds: list[float] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.done)
+
+    @property
+    def n_of_N(self) -> str:
+        return f"{self.n} of {self.n_planned}"
+
+    def summary(self) -> dict[str, Any]:
+        """One row for a table or a JSON sidecar."""
+        mean = (self.spent_s / self.n) if self.n else None
+        return {
+            "sweep": self.name, "n": self.n, "N_planned": self.n_planned, "n_of_N": self.n_of_N,
+            "budget_min": None if self.budget_s is None else round(self.budget_s / 60, 3),
+            "spent_min": round(self.spent_s / 60, 3), "new_min": round(self.new_s / 60, 3),
+            "units_cached": self.n_cached, "units_new": self.n_new, "stopped": self.stopped,
+            "mean_unit_s": None if mean is None else round(mean, 3),
+        }  # fmt: skip
+
+
+def _fmt_min(s: float) -> str:
+    return f"{s / 60:.1f}"
+
+
+def run_anytime(
+    gateway,
+    units: Sequence[U],
+    calls_of: Callable[[U], Sequence[Call]] | None,
+    run: Callable[[list[U]], R],
+    *,
+    budget_s: float | None,
+    key_of: Callable[[U], str] | None = None,
+    name: str = "anytime",
+    clock: Callable[[], float] = time.monotonic,
+    progress: bool | None = None,
+    ledger: Ledger | None = None,
+) -> AnytimeResult[U, R]:
+    """Run ``units`` (already in their fixed order, e.g. from :func:`stratified_order`) until
+    ``budget_s`` seconds of model time are spent (module docstring for the rule).
+
+    ``calls_of(unit)`` gives the gateway calls a unit will make (their keys say whether it is
+    cached); ``run(batch)`` does the work for a list of units (through ``gateway.run``, so it is
+    cached and logged) and returns anything; the results come back in ``AnytimeResult.results``, one
+    per ``run`` call, in order. Units may share calls (a GOOD record in two pairs): ``run`` must
+    then drop the repeats within a batch, and a shared call's time is counted once.
+
+    Units whose calls cannot be known before they run (a multi-turn agent trial: each call depends on
+    the last answer) pass ``calls_of=None`` and ``key_of(unit)``, a stable identity (e.g. the trial's
+    scenario id, agent and settings): a unit is then cached when the ledger holds its key (it finished
+    before; ``run`` must resume it cheaply, e.g. from the gateway cache or its own result file), and
+    its cost is the time it took then.
+
+    The gateway's own progress bar is silenced while this one (units done of planned, model time spent
+    of the budget, ETA) runs."""
+    if budget_s is not None and (
+        not isinstance(budget_s, int | float) or budget_s < 0 or math.isnan(budget_s)
+    ):
+        raise ValueError(f"budget_s must be a non-negative number of seconds or None, got {budget_s!r}")
+    units = list(units)
+    N = len(units)
+    if calls_of is None and key_of is None:
+        raise ValueError("run_anytime: give calls_of (the gateway calls of a unit) or key_of (its identity)")
+    calls: list[list[Call]] = (
+        [list(calls_of(u)) for u in units] if calls_of is not None else [[] for _ in units]
+    )
+    if calls_of is not None:
+        keys = [unit_key(cs) for cs in calls]
+    else:
+        assert key_of is not None
+        keys = [hashlib.sha256(f"unit:{key_of(u)}".encode()).hexdigest() for u in units]
+    ledger = ledger if ledger is not None else Ledger(gateway.cache.directory)
+    costs = ledger.get_many(keys)
+    stored = gateway.cache.get_many(c.key for cs in calls for c in cs)
+    show = gateway.progress if progress is None else progress
+
+    counted: set[str] = set()  # calls whose time the sample has counted (units may share calls)
+
+    def stored_latency(cs: Sequence[Call]) -> float:
+        return float(
+            sum((stored.get(c.key) or {}).get("latency_s") or 0.0 for c in cs if c.key not in counted)
+        )
+
+    done: list[U] = []
+    results: list[R] = []
+    seconds: list[float] = []
+    spent = new_s = 0.0
+    n_cached = n_new = 0
+    pending_cached: list[int] = []
+    stopped = "complete" if N else "empty"
+    bar = tqdm(total=N, desc=name, disable=not show, unit="unit", mininterval=0.5,
+               bar_format="{desc}: {n_fmt}/{total_fmt} units |{bar}| [{elapsed}{postfix}]")  # fmt: skip
+
+    def status() -> None:
+        mean = spent / len(seconds) if seconds else None
+        left = N - len(seconds)
+        if budget_s is None:
+            eta = mean * left if mean is not None else None
+            txt = f"model time {_fmt_min(spent)} min (no budget)"
+        else:
+            rest = max(0.0, budget_s - spent)
+            eta = min(rest, mean * left) if mean is not None else rest
+            txt = f"model time {_fmt_min(spent)}/{_fmt_min(budget_s)} min budget"
+        eta_txt = "?" if eta is None else f"{_fmt_min(eta)} min"
+        bar.set_postfix_str(
+            f"{txt}, ETA {eta_txt}, cached {n_cached}, new {n_new}"
+        )  # refreshes: units are slow
+
+    def flush_cached() -> None:
+        if pending_cached:
+            results.append(run([units[i] for i in pending_cached]))
+            pending_cached.clear()
+
+    old_progress = gateway.progress
+    gateway.progress = False
+    try:
+        status()
+        for i, u in enumerate(units):
+            if budget_s is not None:
+                mean = spent / len(seconds) if seconds else 0.0
+                if budget_s <= 0 or (seconds and spent + mean > budget_s):
+                    stopped = "budget"
+                    break
+            cs = calls[i]
+            whole = all(c.key in stored for c in cs) if calls_of is not None else keys[i] in costs
+            if whole:
+                cost = costs.get(keys[i])
+                if cost is None:
+                    cost = stored_latency(cs)
+                pending_cached.append(i)
+                n_cached += 1
+            else:
+                flush_cached()
+                before = stored_latency([c for c in cs if c.key in stored])  # a resumed unit's finished calls
+                t0 = clock()
+                results.append(run([u]))
+                took = max(0.0, clock() - t0)
+                new_s += took
+                cost = took + before
+                fresh = gateway.cache.get_many(c.key for c in cs)
+                if all(c.key in fresh for c in cs):  # a unit with a failed call is retried next time
+                    ledger.put(keys[i], cost)
+                    costs[keys[i]] = cost
+                stored.update(fresh)
+                n_new += 1
+            counted.update(c.key for c in cs)
+            spent += cost
+            seconds.append(cost)
+            done.append(u)
+            bar.update(1)
+            status()
+        flush_cached()
+    finally:
+        gateway.progress = old_progress
+        status()
+        bar.close()
+    return AnytimeResult(name=name, done=done, results=results, n_planned=N, budget_s=budget_s, spent_s=spent,
+                         new_s=new_s, n_cached=n_cached, n_new=n_new, stopped=stopped, unit_seconds=seconds)  # fmt: skip
+
+
+def budget_seconds(minutes: float | None) -> float | None:
+    """A profile's ``llm_budget_min`` as seconds (``None``: no budget, every planned unit)."""
+    return None if minutes is None else float(minutes) * 60.0
+
+
+def plan_columns(table, plans: Mapping[str, Mapping[str, Any]], *, full: Mapping[str, int] | None = None,
+                 column: str = "backbone"):  # fmt: skip
+    """``table`` (a DataFrame) with the columns ``n``, ``N_planned`` and ``n_of_N`` ("12 of 300") per
+    row, from the anytime summaries of the LLM runs (``plans[name]``, :meth:`AnytimeResult.summary`)
+    and, for runs without a budget (deterministic judges on the whole split, heuristic evaluators on
+    every pair), ``full[name]`` = n = N.
+    ``column`` is a column or an index level; rows of other producers (protocol means, majority votes)
+    get no count ("–")."""
+    import pandas as pd
+
+    names = table.index.get_level_values(column) if column in (table.index.names or []) else table[column]
+    n, N = [], []
+    for b in names:
+        if b in plans:
+            n.append(plans[b]["n"])
+            N.append(plans[b]["N_planned"])
+        elif full and b in full:
+            n.append(full[b])
+            N.append(full[b])
+        else:
+            n.append(None)
+            N.append(None)
+    out = table.copy()
+    out["n"] = pd.array(n, dtype="Int64")
+    out["N_planned"] = pd.array(N, dtype="Int64")
+    out["n_of_N"] = [f"{a} of {b}" if a is not None else None for a, b in zip(n, N, strict=True)]
+    return out
+
+
+def plan_caption(plans: Mapping[str, Mapping[str, Any]]) -> str:
+    """A caption sentence: each anytime run's "n of N planned" within its budget."""
+    if not plans:
+        return ""
+    parts = []
+    for b, s in plans.items():
+        budget = "no budget" if s.get("budget_min") is None else f"{s['budget_min']:g}-min budget"
+        parts.append(
+            f"{b}: {s['n']} of {s['N_planned']} planned units ({budget}, {s['spent_min']:.1f} min of model time)"
+        )
+    return " Anytime sweeps over a fixed stratified order: " + "; ".join(parts) + "."
+
+
+__all__ = ["AnytimeResult", "LEDGER_FILE", "Ledger", "budget_seconds", "plan_caption", "plan_columns", "prefix_counts", "run_anytime",
+           "stratified_order", "unit_key"]  # fmt: skip
