@@ -30,3 +30,12 @@ def test_pipeline_notebooks_are_parameterised_and_clean():
         )
         assert "profile" in "".join(code[0]["source"])
         assert not any(c.get("outputs") or c.get("execution_count") for c in code), f"{s.name} has outputs"
+
+
+def test_notebooks_are_stored_as_jupyterlab_writes_them():
+    """Opening a pipeline notebook in JupyterLab must not mark it modified (issue 16 §5): the stored
+    kernelspec/language_info are what the kernel reports, and no outputs are stored."""
+    from shopbench.notebook_files import not_normal
+
+    bad = not_normal(same_python=False)
+    assert not bad, f"run `python -m shopbench.notebook_files normalize`: {[p.name for p in bad]}"
