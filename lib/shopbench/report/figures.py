@@ -18,7 +18,13 @@ def title_from(caption: str, name: str) -> str:
     """A title from the caption's first sentence (or the artefact name), shortened to one line."""
     text = " ".join(caption.split())
     head = text.split(". ")[0].rstrip(".") if text else name.replace("_", " ")
-    return head if len(head) <= TITLE_MAX else head[: TITLE_MAX - 1].rstrip() + "…"
+    if len(head) <= TITLE_MAX:
+        return head
+    cut = head[: TITLE_MAX - 1]
+    cut = cut[: cut.rfind(" ")] if " " in cut else cut  # whole words
+    if cut.count("(") > cut.count(")"):  # no dangling parenthesis
+        cut = cut[: cut.rfind("(")]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def _has_title(fig) -> bool:
