@@ -199,8 +199,9 @@ TABLES = """if not in_voila():
 def notebook(tau_bench_path: str = TAU_BENCH_DEFAULT, n_pairs: int = 12) -> nbformat.NotebookNode:
     v4 = nbformat.v4
     nb = v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
+    from ..notebook_files import kernel_metadata  # as JupyterLab writes it: opening it changes nothing
+
+    nb.metadata.update(kernel_metadata())
     params = v4.new_code_cell(PARAMS.format(tau=tau_bench_path, n=n_pairs))
     params.metadata["tags"] = ["parameters"]
     nb.cells = [v4.new_markdown_cell(INTRO), params, v4.new_code_cell(SETUP), v4.new_code_cell(WIDGET),

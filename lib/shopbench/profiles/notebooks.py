@@ -53,3 +53,4 @@ class NotebooksParams(Section):
     annotate_pairs: AnnotateParams = Field(AnnotateParams(), alias="60_annotate_pairs")
     agreement: AgreementParams = Field(AgreementParams(), alias="70_agreement")
     shop_agents: NoSettings = Field(NoSettings(), alias="80_shop_agents")
+    explore: NoSettings = Field(NoSettings(), alias="90_explore")
