@@ -489,6 +489,9 @@ def load_prompt_text() -> str:
     return read_prompt(PROMPT_NAME, "the PACEShop good-response generator")
 
 
+LOCAL_MAX_TOKENS = 1536  # a B.9 answer (six keys, four fields) is a few hundred tokens
+
+
 class LLMGenerator:
     """GOOD responses from a model: the B.9 prompt, one call per assignment, temperature 0, the
     six-key JSON contract; parse failures and hard-check failures are rejections with a reason
@@ -502,6 +505,10 @@ class LLMGenerator:
         b = getattr(gateway, "backbones", {}).get(backbone_name)
         self.backbone = b
         self.model = b.model if b is not None else backbone_name
+        # a grammar-constrained small local model can loop inside a string until its context is full
+        # (minutes per call on 2 cores); capped, such an answer is a truncated parse failure, rejected
+        local = self.model.startswith("llamacpp/") or (b is not None and b.server == "llamacpp")
+        self.params = {"temperature": 0, **({"max_tokens": LOCAL_MAX_TOKENS} if local else {})}
 
     @property
     def name(self) -> str:
@@ -526,10 +533,10 @@ class LLMGenerator:
             kw = dict(schema=RESPONSE_SCHEMA, schema_name="paceshop_response")
             if self.backbone is not None:
                 out.append(
-                    self.gateway.call(self.backbone_name, aid, messages, params={"temperature": 0}, **kw)
+                    self.gateway.call(self.backbone_name, aid, messages, params=dict(self.params), **kw)
                 )
             else:
-                out.append(Call(aid, self.model, messages, params={"temperature": 0}, **kw))
+                out.append(Call(aid, self.model, messages, params=dict(self.params), **kw))
         return out
 
     def parse(
