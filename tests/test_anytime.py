@@ -12,7 +12,14 @@ import pandas as pd
 import pytest
 
 from shopbench.llm import Call
-from shopbench.llm.anytime import Ledger, prefix_counts, run_anytime, stratified_order, unit_key
+from shopbench.llm.anytime import (
+    Ledger,
+    prefix_counts,
+    round_robin_order,
+    run_anytime,
+    stratified_order,
+    unit_key,
+)
 
 
 # ---- the order ------------------------------------------------------------------------------------------
@@ -277,3 +284,60 @@ def test_units_known_only_by_key_use_the_ledger(gateway):
     assert r2.done == [0, 1, 2, 3] and (r2.n_cached, r2.n_new) == (2, 2) and r2.spent_s == pytest.approx(40)
     with pytest.raises(ValueError, match="calls_of"):
         run_anytime(gw, [0], None, run, budget_s=1, progress=False)
+
+
+# ---- units with their own record, the equal-allocation order --------------------------------------------
+def test_round_robin_order_gives_each_stratum_a_turn():
+    """Equal allocation: after k·S items every one of the S strata has given k (while it has items),
+    whatever their sizes; seeded and independent of the input order."""
+    items = _items()
+    order = round_robin_order(items, lambda s: s[0], seed="x", key=lambda s: (s[0], int(s[1:])))
+    assert sorted(order) == sorted(items)
+    assert order == round_robin_order(
+        list(reversed(items)), lambda s: s[0], "x", key=lambda s: (s[0], int(s[1:]))
+    )
+    assert order != round_robin_order(items, lambda s: s[0], "y", key=lambda s: (s[0], int(s[1:])))
+    for k in range(1, 11):  # the smallest stratum (c) has 10 items: 3 per round until then
+        assert Counter(s[0] for s in order[: 3 * k]) == {"a": k, "b": k, "c": k}
+    assert all(s[0] != "c" for s in order[30:])
+    with pytest.raises(ValueError, match="duplicate"):
+        round_robin_order(["a1", "a1"], lambda s: s[0], 0, key=str)
+
+
+def test_recorded_costs_replace_the_ledger_and_stop_when_spent():
+    """Units with their own record (a shop trial in its store) need no gateway: a recorded unit is
+    cached at its recorded cost, a new one costs what its record says once made; ``stop="spent"``
+    starts a unit while the budget is not yet spent (so it passes the budget by the last unit)."""
+    record: dict[int, float] = {}
+    made: list[int] = []
+
+    def run(batch):
+        for u in batch:
+            if u not in record:
+                made.append(u)
+                record[u] = 30.0 + u  # what the unit's own record says it cost
+        return batch
+
+    def go(budget_s):
+        return run_anytime(None, list(range(6)), None, run, key_of=str, recorded_cost=record.get, stop="spent",
+                           budget_s=budget_s, clock=FakeClock(), progress=False)  # fmt: skip
+
+    r1 = go(60)
+    assert r1.done == [0, 1] and made == [0, 1] and r1.spent_s == 61 and r1.stopped == "budget"
+    r2 = go(60)  # same budget: same prefix, nothing made
+    assert r2.done == [0, 1] and made == [0, 1] and (r2.n_cached, r2.n_new) == (2, 0)
+    r3 = go(100)  # larger budget: the same prefix extended
+    assert r3.done == [0, 1, 2, 3] and made == [0, 1, 2, 3] and r3.spent_s == 30 + 31 + 32 + 33
+    r4 = go(None)
+    assert r4.done == list(range(6)) and r4.stopped == "complete" and r4.results == [[0, 1, 2, 3], [4], [5]]
+    assert go(0).done == []
+    assert go(55).done == [0, 1]  # 30 s spent < 55: unit 1 starts
+    # the default rule ("mean") does not start unit 1 under a 55-s budget: 30 spent + 30 mean > 55
+    r5 = run_anytime(None, list(range(6)), None, run, key_of=str, recorded_cost=record.get, budget_s=55,
+                     clock=FakeClock(), progress=False)  # fmt: skip
+    assert r5.done == [0] and r5.spent_s == 30
+    with pytest.raises(ValueError, match="without a gateway"):
+        run_anytime(None, [0], None, run, key_of=str, budget_s=1, progress=False)
+    with pytest.raises(ValueError, match="stop"):
+        run_anytime(None, [0], None, run, key_of=str, recorded_cost=record.get, budget_s=1, stop="never",  # type: ignore[arg-type]
+                    progress=False)  # fmt: skip

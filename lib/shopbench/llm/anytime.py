@@ -14,6 +14,10 @@ agent sweep):
   jitter ``u`` in [0, 1), and the order sorts by position. After ``k`` items each stratum holds
   ``k · n_s / N`` of them, up to one. The order depends only on the seed and the item keys (not on
   the order they were given in), so the same plan gives the same order on every machine.
+- :func:`round_robin_order` — the equal-allocation variant: the strata take turns in a seeded order,
+  each giving its items in a seeded shuffle, so after ``k · S`` items each of the ``S`` strata has
+  given ``k`` (while it has items). For plans of one or two items per stratum (the shop LLM agents'
+  difficulty-stratified trials), where a proportional order would leave a stratum out of a short prefix.
 - :func:`run_anytime` — walks the order unit by unit, and before each unit decides whether the
   budget allows it; returns an :class:`AnytimeResult` (the results of the units done, ``n`` of
   ``N`` planned, time spent, why it stopped).
@@ -31,11 +35,13 @@ unit made before the ledger existed, the latencies the cache stored). So
   finished calls back from the cache and counts their stored latencies.
 
 **The stop rule.** Units run in order. Before unit ``i`` (``i > 0``) the sweep stops when the time
-spent so far plus the mean time of a unit so far would pass the budget; the first unit always runs
-when the budget is above zero (so ``n ≥ 1``). A unit is never interrupted, so a run may pass its
-budget by at most one unit's time. The decision for unit ``i`` reads only the costs of units ``< i``,
-so it is the same on every rerun with the same ledger: same budget, same ``n``; larger budget, same
-or larger ``n``. ``budget_s=None`` runs every planned unit.
+spent so far plus the mean time of a unit so far would pass the budget (``stop="mean"``, the
+default); the first unit always runs when the budget is above zero (so ``n ≥ 1``). A unit is never
+interrupted, so a run may pass its budget by at most one unit's time. ``stop="spent"`` starts a unit
+while any budget is left (stops once the time spent reaches the budget; the shop agent sweep's rule,
+which always overshoots by the last unit). The decision for unit ``i`` reads only the costs of units
+``< i``, so it is the same on every rerun with the same ledger: same budget, same ``n``; larger
+budget, same or larger ``n``. ``budget_s=None`` runs every planned unit.
 
 **Time.** ``clock`` (default :func:`time.monotonic`) times new units; tests pass a fake clock.
 Consecutive fully cached units are run as one batch (one ``run`` call), new units one at a time.
@@ -53,7 +59,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from tqdm.auto import tqdm
 
@@ -93,6 +99,32 @@ def stratified_order(
         positioned += [((j + u) / n, keys[i], i) for j, i in enumerate(idx)]
     positioned.sort()
     return [items[i] for _, _, i in positioned]
+
+
+def round_robin_order(
+    items: Iterable[T], stratum: Callable[[T], Any], seed: int | str, key: Callable[[T], Any]
+) -> list[T]:
+    """``items`` with equal allocation over strata (module doc): the strata, sorted and then shuffled
+    with ``random.Random(seed)``, take turns; each gives its items sorted by ``key`` and shuffled by
+    the same generator (strata in their turn order). ``stratum(item)`` and ``key(item)`` must be
+    orderable (tuples of str/int); keys must be distinct. The order depends only on ``seed``, the
+    strata and the keys, not on the order the items were given in."""
+    items = list(items)
+    keys = [key(it) for it in items]
+    if len({repr(k) for k in keys}) != len(keys):
+        raise ValueError("round_robin_order: duplicate item keys")
+    strata: dict[Any, list[T]] = {}
+    for it in sorted(items, key=lambda it: (stratum(it), key(it))):
+        strata.setdefault(stratum(it), []).append(it)
+    rng = random.Random(seed)
+    turns = sorted(strata)
+    rng.shuffle(turns)
+    for s in turns:
+        rng.shuffle(strata[s])
+    out: list[T] = []
+    while any(strata[s] for s in turns):
+        out += [strata[s].pop(0) for s in turns if strata[s]]
+    return out
 
 
 def prefix_counts(ordered: Sequence[T], stratum: Callable[[T], Hashable], k: int) -> dict[Hashable, int]:
@@ -194,6 +226,8 @@ def run_anytime(
     *,
     budget_s: float | None,
     key_of: Callable[[U], str] | None = None,
+    recorded_cost: Callable[[U], float | None] | None = None,
+    stop: Literal["mean", "spent"] = "mean",
     name: str = "anytime",
     clock: Callable[[], float] = time.monotonic,
     progress: bool | None = None,
@@ -214,8 +248,14 @@ def run_anytime(
     before; ``run`` must resume it cheaply, e.g. from the gateway cache or its own result file), and
     its cost is the time it took then.
 
-    The gateway's own progress bar is silenced while this one (units done of planned, model time spent
-    of the budget, ETA) runs."""
+    Units that keep their own record (a trial in its result file) pass ``recorded_cost(unit)``: the
+    cost the unit's record holds, or None while it is not done. It then replaces the ledger: a unit
+    with a recorded cost is cached at that cost, and a new unit costs what its record says once
+    ``run`` has made it (its time on the clock when the record has none). No gateway is needed then
+    (``gateway=None``).
+
+    ``stop`` picks the stop rule (module docstring). The gateway's own progress bar is silenced while
+    this one (units done of planned, model time spent of the budget, ETA) runs."""
     if budget_s is not None and (
         not isinstance(budget_s, int | float) or budget_s < 0 or math.isnan(budget_s)
     ):
@@ -224,6 +264,10 @@ def run_anytime(
     N = len(units)
     if calls_of is None and key_of is None:
         raise ValueError("run_anytime: give calls_of (the gateway calls of a unit) or key_of (its identity)")
+    if stop not in ("mean", "spent"):
+        raise ValueError(f"run_anytime: stop must be 'mean' or 'spent', got {stop!r}")
+    if gateway is None and (calls_of is not None or (recorded_cost is None and ledger is None)):
+        raise ValueError("run_anytime: without a gateway give key_of and recorded_cost (or a ledger)")
     calls: list[list[Call]] = (
         [list(calls_of(u)) for u in units] if calls_of is not None else [[] for _ in units]
     )
@@ -232,10 +276,11 @@ def run_anytime(
     else:
         assert key_of is not None
         keys = [hashlib.sha256(f"unit:{key_of(u)}".encode()).hexdigest() for u in units]
-    ledger = ledger if ledger is not None else Ledger(gateway.cache.directory)
-    costs = ledger.get_many(keys)
-    stored = gateway.cache.get_many(c.key for cs in calls for c in cs)
-    show = gateway.progress if progress is None else progress
+    if ledger is None and recorded_cost is None:
+        ledger = Ledger(gateway.cache.directory)
+    costs = ledger.get_many(keys) if ledger is not None else {}
+    stored = gateway.cache.get_many(c.key for cs in calls for c in cs) if calls_of is not None else {}
+    show = (gateway.progress if gateway is not None else True) if progress is None else progress
 
     counted: set[str] = set()  # calls whose time the sample has counted (units may share calls)
 
@@ -274,20 +319,32 @@ def run_anytime(
             results.append(run([units[i] for i in pending_cached]))
             pending_cached.clear()
 
-    old_progress = gateway.progress
-    gateway.progress = False
+    def over_budget() -> bool:
+        if budget_s is None:
+            return False
+        if budget_s <= 0:
+            return True
+        if stop == "spent":
+            return spent >= budget_s
+        return bool(seconds) and spent + spent / len(seconds) > budget_s
+
+    old_progress = gateway.progress if gateway is not None else None
+    if gateway is not None:
+        gateway.progress = False
     try:
         status()
         for i, u in enumerate(units):
-            if budget_s is not None:
-                mean = spent / len(seconds) if seconds else 0.0
-                if budget_s <= 0 or (seconds and spent + mean > budget_s):
-                    stopped = "budget"
-                    break
+            if over_budget():
+                stopped = "budget"
+                break
             cs = calls[i]
-            whole = all(c.key in stored for c in cs) if calls_of is not None else keys[i] in costs
+            prior = recorded_cost(u) if recorded_cost is not None else None
+            if recorded_cost is not None:
+                whole = prior is not None
+            else:
+                whole = all(c.key in stored for c in cs) if calls_of is not None else keys[i] in costs
             if whole:
-                cost = costs.get(keys[i])
+                cost = prior if prior is not None else costs.get(keys[i])
                 if cost is None:
                     cost = stored_latency(cs)
                 pending_cached.append(i)
@@ -300,11 +357,15 @@ def run_anytime(
                 took = max(0.0, clock() - t0)
                 new_s += took
                 cost = took + before
-                fresh = gateway.cache.get_many(c.key for c in cs)
-                if all(c.key in fresh for c in cs):  # a unit with a failed call is retried next time
-                    ledger.put(keys[i], cost)
-                    costs[keys[i]] = cost
-                stored.update(fresh)
+                if recorded_cost is not None:
+                    made = recorded_cost(u)
+                    cost = took if made is None else float(made)
+                elif ledger is not None:
+                    fresh = gateway.cache.get_many(c.key for c in cs) if gateway is not None else {}
+                    if all(c.key in fresh for c in cs):  # a unit with a failed call is retried next time
+                        ledger.put(keys[i], cost)
+                        costs[keys[i]] = cost
+                    stored.update(fresh)
                 n_new += 1
             counted.update(c.key for c in cs)
             spent += cost
@@ -314,7 +375,8 @@ def run_anytime(
             status()
         flush_cached()
     finally:
-        gateway.progress = old_progress
+        if gateway is not None:
+            gateway.progress = old_progress
         status()
         bar.close()
     return AnytimeResult(name=name, done=done, results=results, n_planned=N, budget_s=budget_s, spent_s=spent,
@@ -368,5 +430,5 @@ def plan_caption(plans: Mapping[str, Mapping[str, Any]]) -> str:
     return " Anytime sweeps over a fixed stratified order: " + "; ".join(parts) + "."
 
 
-__all__ = ["AnytimeResult", "LEDGER_FILE", "Ledger", "budget_seconds", "plan_caption", "plan_columns", "prefix_counts", "run_anytime",
-           "stratified_order", "unit_key"]  # fmt: skip
+__all__ = ["AnytimeResult", "LEDGER_FILE", "Ledger", "budget_seconds", "plan_caption", "plan_columns", "prefix_counts",
+           "round_robin_order", "run_anytime", "stratified_order", "unit_key"]  # fmt: skip

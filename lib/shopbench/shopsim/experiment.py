@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..llm.anytime import round_robin_order
 from ..profiles import ShopsimParams, TrialCounts, param_error, validate_section
 from .agents import LLMAgent, make_agent
 from .catalog import control_catalog, load_products
@@ -134,22 +135,12 @@ class AgentPlan:
 
 def stratified_order(scenarios: Sequence[Scenario], seed: int = 0) -> list[Scenario]:
     """A fixed, seeded order in which every prefix is difficulty-stratified: the strata (kind x tier)
-    take turns in a seeded order, each stratum giving its scenarios in a seeded shuffle. A time
-    budget that stops after k trials has therefore played about k / (number of strata) of each."""
-    import random
-
-    strata: dict[tuple[str, str], list[Scenario]] = {}
-    for s in sorted(scenarios, key=lambda s: (s.kind, s.tier, s.difficulty, s.seed)):
-        strata.setdefault((s.kind, s.tier), []).append(s)
-    rng = random.Random(f"shopsim-llm-order:{seed}")
-    keys = sorted(strata)
-    rng.shuffle(keys)
-    for k in keys:
-        rng.shuffle(strata[k])
-    out: list[Scenario] = []
-    while any(strata[k] for k in keys):
-        out += [strata[k].pop(0) for k in keys if strata[k]]
-    return out
+    take turns in a seeded order, each stratum giving its scenarios in a seeded shuffle
+    (:func:`shopbench.llm.anytime.round_robin_order`, equal allocation: the plan holds one or two
+    trials per stratum). A time budget that stops after k trials has therefore played about
+    k / (number of strata) of each."""
+    return round_robin_order(scenarios, lambda s: (s.kind, s.tier), f"shopsim-llm-order:{seed}",
+                             key=lambda s: (s.difficulty, s.seed))  # fmt: skip
 
 
 def agent_plans(cfg: ShopsimSection, scenarios: Sequence[Scenario], gateway=None, run_prefix: str = "shopsim",

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from ..llm.anytime import budget_seconds, run_anytime
 from ..progress import tqdm
 from .trial import run_trial
 from .types import CONTRACT_VERSION, Scenario, TrialRecord
@@ -128,42 +129,47 @@ def run_budgeted(
 
     Issue 13 §4: the trials "run in a fixed seeded difficulty-stratified order and the sweep stops
     starting new trials when the budget is spent; a rerun resumes [...] and a larger budget extends
-    the same order". The budget is ``budget_min`` minutes of :func:`trial_cost_s`, summed over the
-    agent's finished trials of this plan (those of earlier runs included); a trial that has started
-    always finishes. ``None`` plays every scenario. Returns the finished trials in plan order and a
-    status: ``planned`` (N), ``done`` (n), ``spent_s``, ``budget_s``, ``stopped_by_budget``.
-    (One function on purpose: the PACE/PADMÉ anytime sweeps size themselves the same way.)"""
-    budget_s = None if budget_min is None else 60.0 * float(budget_min)
+    the same order". The walk is :func:`shopbench.llm.anytime.run_anytime`, the one anytime loop of
+    every LLM sweep, with the trial store as its record: a trial already in ``out`` is done and costs
+    its :func:`trial_cost_s`; a new trial costs the same once played. The stop rule is ``"spent"``:
+    a trial starts while the trials before it in the order have spent less than ``budget_min``
+    minutes, and a trial that has started always finishes. ``None`` plays every scenario. The agent
+    and the customer are made when the first new trial starts (a warm rerun makes neither).
+
+    Returns the finished trials of the walked prefix in plan order and a status: ``agent``,
+    ``planned`` (N), ``done`` (n), ``spent_s``, ``budget_s``, ``stopped_by_budget``."""
     ids = {s.trial_id for s in scenarios}
     finished = {t.trial_id: t for t in out.load(name) if t.trial_id in ids} if out.path(name).exists() else {}
-    spent = sum(trial_cost_s(t) for t in finished.values())
-    todo = [s for s in scenarios if s.trial_id not in finished]
-    stopped = False
-    if todo and (budget_s is None or spent < budget_s):
-        agent, user = make(), user_factory()
-        if getattr(agent, "name", name) != name:
-            raise ValueError(
-                f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
-            )
-        total = None if budget_s is None else round(budget_s / 60, 1)
-        bar = tqdm(total=len(scenarios), initial=len(finished), desc=f"trials {name}", unit="trial",
-                   disable=not progress, mininterval=0.5)  # fmt: skip
-        for s in todo:
-            if budget_s is not None and spent >= budget_s:
-                stopped = True
-                break
-            t = run_trial(s, agent, user, store)
-            out.append(t)
-            finished[t.trial_id] = t
-            spent += trial_cost_s(t)
-            bar.set_postfix_str(f"{spent / 60:.1f} of {total} min" if total else f"{spent / 60:.1f} min")
-            bar.update(1)
-        bar.close()
-    elif todo:
-        stopped = True
-    done = [finished[s.trial_id] for s in scenarios if s.trial_id in finished]
-    status = {"agent": name, "planned": len(scenarios), "done": len(done), "spent_s": round(spent, 1),
-              "budget_s": budget_s, "stopped_by_budget": stopped}  # fmt: skip
+    party: list = []  # [agent, user], made for the first new trial
+
+    def play(batch: list[Scenario]) -> list[TrialRecord]:
+        trials = []
+        for s in batch:
+            t = finished.get(s.trial_id)
+            if t is None:
+                if not party:
+                    agent = make()
+                    if getattr(agent, "name", name) != name:
+                        raise ValueError(
+                            f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
+                        )
+                    party.extend([agent, user_factory()])
+                t = run_trial(s, party[0], party[1], store)
+                out.append(t)
+                finished[t.trial_id] = t
+            trials.append(t)
+        return trials
+
+    def recorded(s: Scenario) -> float | None:
+        t = finished.get(s.trial_id)
+        return None if t is None else trial_cost_s(t)
+
+    res = run_anytime(None, scenarios, None, play, budget_s=budget_seconds(budget_min),
+                      key_of=lambda s: s.trial_id, recorded_cost=recorded, stop="spent",
+                      name=f"trials {name}", progress=progress)  # fmt: skip
+    done = [t for batch in res.results for t in batch]
+    status = {"agent": name, "planned": res.n_planned, "done": res.n, "spent_s": round(res.spent_s, 1),
+              "budget_s": res.budget_s, "stopped_by_budget": res.stopped == "budget"}  # fmt: skip
     return done, status
 
 
