@@ -107,6 +107,15 @@ def _field(row, i: int, rel: str, name: str, *, allowed=None, kind=None, require
     return v
 
 
+def _unique_id(row, i: int, rel: str, seen: dict[str, int], fix: str) -> str:
+    """Row ``i``'s ``id``, recorded in ``seen`` (id -> first row); a repeated id is an error."""
+    pid = _field(row, i, rel, "id", kind=str)
+    if pid in seen:
+        raise HumanStudyFormatError(rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id", fix=fix)
+    seen[pid] = i
+    return pid
+
+
 def _rows(data, rel: str) -> list:
     if not isinstance(data, list):
         raise HumanStudyFormatError(rel, f"expected a JSON array of rows, got {type(data).__name__}",
@@ -149,11 +158,7 @@ def _load_answer_key(root: Path, criteria: set | None) -> pd.DataFrame:
     data, rel = _read_json(p, root)
     out, seen = [], {}
     for i, r in enumerate(_rows(data, rel)):
-        pid = _field(r, i, rel, "id", kind=str)
-        if pid in seen:
-            raise HumanStudyFormatError(rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id",
-                                        fix="every pair appears once in the answer key; drop the copy")  # fmt: skip
-        seen[pid] = i
+        pid = _unique_id(r, i, rel, seen, "every pair appears once in the answer key; drop the copy")
         crit = _field(r, i, rel, "criterion_name", kind=str)
         if criteria is not None and crit not in criteria:
             raise HumanStudyFormatError(rel, f"criterion {crit!r} is not in criteria.json {sorted(criteria)}", i,
@@ -224,11 +229,7 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
             owner[ann] = rel
             seen = {}
             for i, r in enumerate(_rows(data, rel)):
-                pid = _field(r, i, rel, "id", kind=str)
-                if pid in seen:
-                    raise HumanStudyFormatError(rel, f"duplicate id {pid!r} (first at row {seen[pid]})", i, "id",
-                                                fix="an annotator rates each pair once; drop the copy")  # fmt: skip
-                seen[pid] = i
+                pid = _unique_id(r, i, rel, seen, "an annotator rates each pair once; drop the copy")
                 if pid not in key_crit:
                     raise HumanStudyFormatError(rel, f"id {pid!r} is not in answer_key.json", i, "id",
                                                 fix="rate only pairs of the answer key")  # fmt: skip

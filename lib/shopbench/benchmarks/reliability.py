@@ -73,6 +73,18 @@ def _answered(out: Path, calls: list) -> set[str]:
     return ok
 
 
+def _communicate(proc: subprocess.Popen, timeout_s: float) -> tuple[str, str, bool]:
+    """``proc``'s stdout and stderr once it ends, killed when it runs past ``timeout_s``; the flag
+    says it was killed."""
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return out, err, False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return out, err, True
+
+
 def _asked(server) -> Counter:
     return Counter(f"item{int(b['messages'][-1]['content'].split()[0][1:]):05d}" for b in server.bodies)
 
@@ -103,11 +115,8 @@ def kill9_drill(n_calls: int = 2000, n_kills: int = 10, seed: int = 0, run_budge
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             deadline = time.monotonic() + run_budget_s
             if target is None:
-                try:
-                    stdout, stderr = proc.communicate(timeout=run_budget_s)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    stdout, stderr = proc.communicate()
+                stdout, stderr, cut = _communicate(proc, run_budget_s)
+                if cut:
                     notes.append("final run cut at the time budget")
                 if f"DONE {n_calls} {n_calls}" not in stdout:
                     notes.append(f"final run: {stdout.strip()[-200:]} {stderr.strip()[-300:]}")
@@ -216,11 +225,7 @@ def annotators_drill(n_writers: int = 4, n_answers: int = 150, budget_s: float =
         go.touch()
         failed = []
         for p in procs:
-            try:
-                out, err = p.communicate(timeout=budget_s)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                out, err = p.communicate()
+            _, err, _ = _communicate(p, budget_s)
             if p.returncode != 0:
                 failed.append(err.strip()[-300:])
         st = AnnotationStore(store)

@@ -23,7 +23,16 @@ from pydantic.dataclasses import dataclass
 
 Role = Literal["system", "user", "assistant", "tool"]
 
-__all__ = ["Message", "Role", "ToolCall", "Trajectory", "from_fields", "message_turns"]
+__all__ = [
+    "Message",
+    "Role",
+    "ToolCall",
+    "Trajectory",
+    "from_fields",
+    "merge_same_role",
+    "message_turns",
+    "tool_call_schema",
+]
 
 
 def from_fields(cls, d: Mapping[str, Any]):
@@ -54,6 +63,17 @@ class ToolCall:
         """The OpenAI ``tool_calls`` entry (arguments as sorted-key JSON text)."""
         return {"id": self.call_id, "type": "function",
                 "function": {"name": self.name, "arguments": json.dumps(self.arguments, sort_keys=True)}}  # fmt: skip
+
+
+def tool_call_schema(names: Sequence[str], *, nullable: bool = False) -> dict[str, Any]:
+    """The JSON schema of one tool call in a JSON-mode agent's answer: ``{"name": <one of names>,
+    "arguments": {...}}``, nothing else (``nullable``: the value may also be ``null``, no call)."""
+    return {
+        "type": ["object", "null"] if nullable else "object",
+        "properties": {"name": {"type": "string", "enum": list(names)}, "arguments": {"type": "object"}},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
 
 
 @dataclass(frozen=True)
@@ -88,6 +108,18 @@ class Message:
         content = m.get("content")
         return cls(role=str(m.get("role")), text=None if content is None else str(content),
                    tool_calls=tuple(calls), tool_call_id=m.get("tool_call_id"), name=m.get("name"))  # fmt: skip
+
+
+def merge_same_role(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Text messages with each run of one role joined into one message (contents joined by a blank
+    line), for models whose chat template wants the roles to alternate (the JSON-mode agents)."""
+    merged: list[dict] = []
+    for m in messages:
+        if merged and merged[-1]["role"] == m["role"]:
+            merged[-1] = {"role": m["role"], "content": f"{merged[-1]['content']}\n\n{m['content']}"}
+        else:
+            merged.append(dict(m))
+    return merged
 
 
 def message_turns(messages: Sequence[Mapping[str, Any]]) -> tuple[Message, ...]:

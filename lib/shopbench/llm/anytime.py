@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from tqdm.auto import tqdm
-
+from ..progress import tqdm
+from .cache import thread_connection
 from .gateway import Call
 
 T = TypeVar("T")
@@ -153,13 +153,7 @@ class Ledger:
         )
 
     def _conn(self) -> sqlite3.Connection:
-        con = getattr(self._local, "con", None)
-        if con is None:
-            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA busy_timeout=60000")
-            self._local.con = con
-        return con
+        return thread_connection(self._local, self.path)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, float]:
         keys = list(dict.fromkeys(keys))

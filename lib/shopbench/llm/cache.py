@@ -50,6 +50,19 @@ def cache_key(
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
+def thread_connection(local: threading.local, path: Path, *pragmas: str) -> sqlite3.Connection:
+    """This thread's connection to the SQLite file ``path``, opened once per thread and kept in
+    ``local``: autocommit, WAL journal, a 60-s busy timeout, then ``PRAGMA <p>`` for each of ``pragmas``
+    (the response cache and the anytime ledger)."""
+    con = getattr(local, "con", None)
+    if con is None:
+        con = sqlite3.connect(path, timeout=60, isolation_level=None)
+        for pragma in ("journal_mode=WAL", *pragmas, "busy_timeout=60000"):
+            con.execute(f"PRAGMA {pragma}")
+        local.con = con
+    return con
+
+
 class ResponseCache:
     """Key → stored response (dict). ``get_many`` reads a whole sweep's keys in one query."""
 
@@ -64,14 +77,7 @@ class ResponseCache:
             )
 
     def _conn(self) -> sqlite3.Connection:
-        con = getattr(self._local, "con", None)
-        if con is None:
-            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=NORMAL")
-            con.execute("PRAGMA busy_timeout=60000")
-            self._local.con = con
-        return con
+        return thread_connection(self._local, self.path, "synchronous=NORMAL")
 
     def get(self, key: str) -> dict | None:
         row = self._conn().execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()

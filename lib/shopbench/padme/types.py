@@ -9,10 +9,10 @@ configuration, and decoding seed." Plain dataclasses with ``to_dict``/``from_dic
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..core.conversation import Trajectory
+from ..core.conversation import Trajectory, from_fields
 
 LEVELS = ("bad", "ok", "good")
 RANK = {lvl: i for i, lvl in enumerate(LEVELS)}
@@ -21,11 +21,6 @@ CONTRASTS: tuple[tuple[str, str], ...] = (("bad", "ok"), ("ok", "good"), ("bad",
 
 def contrast_name(c: tuple[str, str]) -> str:
     return f"{c[0]}-{c[1]}"
-
-
-def _from(cls, d: dict):
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -56,7 +51,7 @@ class Task:
     def from_dict(cls, d: dict) -> Task:
         d = dict(d)
         d["tool_names"] = tuple(d.get("tool_names", ()))
-        return _from(cls, d)
+        return from_fields(cls, d)
 
 
 @dataclass(frozen=True)
@@ -116,5 +111,5 @@ class Pair:
         d = dict(d)
         d["worse"] = Rollout.from_dict(d["worse"])
         d["better"] = Rollout.from_dict(d["better"])
-        d["votes"] = [_from(Vote, v) for v in d.get("votes", [])]
-        return _from(cls, d)
+        d["votes"] = [from_fields(Vote, v) for v in d.get("votes", [])]
+        return from_fields(cls, d)

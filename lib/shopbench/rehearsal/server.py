@@ -46,9 +46,7 @@ import hashlib
 import json
 import random
 import re
-import signal
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -62,6 +60,7 @@ from ..testing.fake_openai import (
     _content_text,
     _http_response,
     _resolve_ref,
+    serve_until_signal,
 )
 
 __all__ = ["ProviderServer", "main", "sample_from_schema", "tokens"]
@@ -702,18 +701,7 @@ def main(argv: list[str] | None = None) -> int:
     srv = ProviderServer(seed=a.seed, latency_s=a.latency, rate_429=a.rate_429, rate_5xx=a.rate_5xx,
                          batch_line_error_rate=a.batch_line_error_rate, batch_delay_s=a.batch_delay,
                          min_cache_tokens=a.min_cache_tokens, host=a.host, port=a.port)  # fmt: skip
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    srv.start()
-    print(srv.url, flush=True)
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
-        srv.stop()
-        print(f"rehearsal server: {srv.served}", file=sys.stderr)
-    return 0
+    return serve_until_signal(srv, lambda: srv.url, lambda: f"rehearsal server: {srv.served}")
 
 
 if __name__ == "__main__":

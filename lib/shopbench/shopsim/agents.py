@@ -29,6 +29,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from .. import strictjson
+from ..core.conversation import merge_same_role, tool_call_schema
 from ..env.protocols import Agent as Agent  # the one agent protocol (observation = the shop's intent)
 from .compact import COMPACT_PROMPT_STEM, COMPACT_SCHEMA, compact_messages, parse_compact
 from .registry import TOOL_NAMES, TOOL_SPECS
@@ -645,15 +646,7 @@ AGENT_JSON_SCHEMA: dict = {
         "tool_calls": {
             "type": "array",
             "maxItems": 8,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "enum": list(TOOL_NAMES)},
-                    "arguments": {"type": "object"},
-                },
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            },
+            "items": tool_call_schema(TOOL_NAMES),
         },
     },
     "required": ["message", "tool_calls"],
@@ -736,13 +729,7 @@ def json_mode_messages(messages: list[dict], system_prompt: str, json_prompt: st
             out.append({"role": "user", "content": str(m.get("content") or "")})
     if not out or out[0]["role"] != "system":
         out.insert(0, {"role": "system", "content": f"{system_prompt}\n\n{json_prompt}"})
-    merged: list[dict] = []
-    for m in out:
-        if merged and merged[-1]["role"] == m["role"]:
-            merged[-1] = {"role": m["role"], "content": f"{merged[-1]['content']}\n\n{m['content']}"}
-        else:
-            merged.append(m)
-    return merged
+    return merge_same_role(out)
 
 
 TOOL_MODES = ("native", "json", "compact")

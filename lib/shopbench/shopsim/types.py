@@ -10,10 +10,10 @@ may span several tool-call *rounds*. Customer-message indices start at 0 (the op
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..core.conversation import ToolCall, Trajectory
+from ..core.conversation import ToolCall, Trajectory, from_fields
 from ..env.protocols import AgentStep as AgentStep  # the one agent-step type of every domain
 
 CONTRACT_VERSION = "shopsim-1"  # stamped on every trial record and score artefact (App. I)
@@ -35,11 +35,6 @@ TERMINATION_REASONS = (
 
 # Registry categories of App. E.
 TOOL_CATEGORIES = ("read_only", "search", "cart_write", "other")
-
-
-def _from(cls, d: dict):
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -75,7 +70,7 @@ class ShopProduct:
     def from_dict(cls, d: dict) -> ShopProduct:
         d = dict(d)
         d["variants"] = tuple(Variant(**v) if isinstance(v, dict) else v for v in d.get("variants", ()))
-        return _from(cls, d)
+        return from_fields(cls, d)
 
 
 @dataclass
@@ -121,7 +116,7 @@ class GoalItem:
     def from_dict(cls, d: dict) -> GoalItem:
         d = dict(d)
         d["withheld"] = tuple(d.get("withheld", ()))
-        return _from(cls, d)
+        return from_fields(cls, d)
 
 
 @dataclass(frozen=True)
@@ -175,7 +170,7 @@ class Scenario:
         d["waves"] = tuple(tuple(w) for w in d.get("waves", ()))
         d["order"] = tuple(d.get("order", ()))
         d["beats"] = tuple(Beat(**b) for b in d.get("beats", ()))
-        return _from(cls, d)
+        return from_fields(cls, d)
 
 
 @dataclass
@@ -214,7 +209,7 @@ class UserReply:
     def from_dict(cls, d: dict) -> UserReply:
         d = dict(d)
         d["expected_calls"] = [ToolCall.from_dict(c) for c in d.get("expected_calls", [])]
-        return _from(cls, d)
+        return from_fields(cls, d)
 
 
 @dataclass

@@ -979,21 +979,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     server = FakeOpenAIServer(latency_s=args.latency, host=args.host, port=args.port)
+    return serve_until_signal(
+        server, lambda: server.api_base,
+        lambda: f"fake_openai: served {server.total_requests} requests {dict(server.counts)}",
+    )  # fmt: skip
+
+
+def serve_until_signal(
+    server, address: Callable[[], str], farewell: Callable[[], str], poll_s: float = 0.5
+) -> int:
+    """A server command's main loop: start ``server`` (``start()``/``stop()``), print ``address()``
+    on stdout for the parent process, serve until SIGTERM or SIGINT, then stop and print
+    ``farewell()`` on stderr. Returns the exit status 0."""
     stop = threading.Event()
-
-    def _on_signal(signum: int, frame: object) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     server.start()
-    print(server.api_base, flush=True)
+    print(address(), flush=True)
     try:
-        while not stop.wait(1.0):
+        while not stop.wait(poll_s):
             pass
     finally:
         server.stop()
-        print(f"fake_openai: served {server.total_requests} requests {dict(server.counts)}", file=sys.stderr)
+        print(farewell(), file=sys.stderr)
     return 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from ...core.conversation import ToolCall
+from ...core.conversation import ToolCall, merge_same_role, tool_call_schema
 from ...env.protocols import AgentStep
 from ...llm.result import CallResult, call_usage
 from .tools import TOOL_NAMES, TOOL_SPECS
@@ -18,15 +18,7 @@ _JSON_AGENT = {
     "type": "object",
     "properties": {
         "message": {"type": ["string", "null"], "maxLength": 3000},
-        "tool_call": {
-            "type": ["object", "null"],
-            "properties": {
-                "name": {"type": "string", "enum": list(TOOL_NAMES)},
-                "arguments": {"type": "object"},
-            },
-            "required": ["name", "arguments"],
-            "additionalProperties": False,
-        },
+        "tool_call": tool_call_schema(TOOL_NAMES, nullable=True),
     },
     "required": ["message", "tool_call"],
     "additionalProperties": False,
@@ -93,13 +85,7 @@ class LLMRetailAgent:
                 out.append({"role": "user", "content": f"Tool result: {m.get('content')}"})
             else:
                 out.append({"role": "user", "content": str(m.get("content") or "")})
-        merged: list[dict] = []
-        for m in out:
-            if merged and merged[-1]["role"] == m["role"]:
-                merged[-1] = {"role": m["role"], "content": f"{merged[-1]['content']}\n\n{m['content']}"}
-            else:
-                merged.append(m)
-        return merged
+        return merge_same_role(out)
 
     def step(self, messages: Sequence[Mapping], observation: object = None) -> AgentStep:
         item = f"{self.item_prefix}:r{self.round}"
