@@ -164,6 +164,14 @@ def test_budget_stops_resumes_and_a_larger_budget_extends_the_same_order(env, sc
     assert st3["done"] > st1["done"] and [t.trial_id for t in more] == [
         s.trial_id for s in order[: st3["done"]]
     ]
+    fewer, st4 = run_budgeted(  # a smaller budget re-reads the shorter prefix it allows (one anytime walk)
+        order, "llm:slow", _Slow, ScriptedUser, env.store, out, budget_min=1, progress=False
+    )
+    assert (
+        st4["stopped_by_budget"]
+        and 0 < st4["done"] <= st1["done"]
+        and [t.trial_id for t in fewer] == [s.trial_id for s in order[: st4["done"]]]
+    )
     tab = llm_agent_table(more, [st3], n_boot=200)
     assert tab.loc[0, "trials"] == f"{st3['done']} of {len(order)} planned"
     assert 0 <= tab.loc[0, "low"] <= tab.loc[0, "exact_cart"] <= tab.loc[0, "high"] <= 1
