@@ -77,6 +77,7 @@ class RunDiff:
     only_a: list[str]
     only_b: list[str]
     tables: list[TableDiff]
+    ignore: list[str] = field(default_factory=list)  # the column patterns left out of the verdict
 
     @property
     def changed(self) -> list[TableDiff]:
@@ -179,7 +180,7 @@ def diff_runs(a: str | Path, b: str | Path, ignore: Iterable[str] = VOLATILE_COL
     roots = (None, None) if keep_paths else (outputs_root(da), outputs_root(db))
     tables = [diff_table(n, da / f"{n}.csv", db / f"{n}.csv", ignore, rtol=rtol, atol=atol, roots=roots)
               for n in sorted(na & nb)]  # fmt: skip
-    return RunDiff(da, db, sorted(na - nb), sorted(nb - na), tables)
+    return RunDiff(da, db, sorted(na - nb), sorted(nb - na), tables, ignore)
 
 
 def _clip(s: str, n: int = 60) -> str:
@@ -191,7 +192,8 @@ def report(d: RunDiff, max_cells: int = 20) -> str:
     lines = [f"A: {d.a}", f"B: {d.b}"]
     same = len(d.tables) - len(d.changed)
     verdict = "identical" if d.identical else "DIFFERENT"
-    lines.append(f"{verdict}: {len(d.tables)} tables in both, {same} identical (times aside), "
+    aside = " (times aside)" if d.ignore else ""
+    lines.append(f"{verdict}: {len(d.tables)} tables in both, {same} identical{aside}, "
                  f"{len(d.changed)} changed, {len(d.only_a)} only in A, {len(d.only_b)} only in B")  # fmt: skip
     lines += [f"only in A: {n}" for n in d.only_a] + [f"only in B: {n}" for n in d.only_b]
     for t in d.changed:
@@ -234,4 +236,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the report piped into `head`: the reader has what it wanted
+        sys.stderr.close()
+        sys.exit(0)
