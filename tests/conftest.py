@@ -67,3 +67,38 @@ def paceshop_small(paceshop_config):
 
     cfg = paceshop_config()
     return cfg, build(cfg, progress=False)
+
+
+# ---- real-browser tests (shopbench.testing.browser) ------------------------------------------------------
+@pytest.fixture
+def lab_server(tmp_path):
+    """``start(root_dir, **env)`` → the URL of JupyterLab serving ``root_dir`` (temporary HOME and Jupyter
+    folders under ``tmp_path``, ``env`` added; any inherited SHOPBENCH_OUTPUTS dropped), stopped after the test;
+    its log is ``tmp_path / "lab.log"``."""
+    import contextlib
+
+    from shopbench.testing.browser import clean_env, jupyter_lab
+
+    with contextlib.ExitStack() as stack:
+
+        def start(root_dir, **env):
+            home = tmp_path / "home"
+            full = clean_env(home, drop=("JUPYTER_", "SHOPBENCH_OUTPUTS"), **env)
+            return stack.enter_context(jupyter_lab(root_dir, home, tmp_path / "lab.log", full))
+
+        yield start
+
+
+@pytest.fixture
+def chromium_browser():
+    """Debian's headless chromium driven by Playwright (closed after the test)."""
+    from playwright.sync_api import sync_playwright
+
+    from shopbench.testing.browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

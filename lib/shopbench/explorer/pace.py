@@ -300,8 +300,9 @@ def export_pairs(
 
     Each selected BAD record is paired with its GOOD base (same query and persona); a selected GOOD
     record brings all its BAD siblings; persona swaps have no same-persona sibling and are left out.
-    Returns ``(path, number of pairs)``; annotate them in any notebook with
-    ``shopbench.annotate.annotate(read_pairs(path), "alice", store_dir)``."""
+    Returns ``(path, number of pairs)``; serve exactly these pairs to annotators with
+    ``make annotate ANNOTATE_ARGS="--pairs PATH"`` (:func:`shopbench.annotate.read_pair_set`), or
+    annotate them in any notebook with ``shopbench.annotate.annotate(read_pairs(path), "alice", store_dir)``."""
     from ..annotate.pairs import PairImportError, pairs_from_paceshop, write_pairs
 
     ids = set(record_ids)

@@ -273,8 +273,10 @@ class PacePanel:
     def _export(self) -> None:
         try:
             path, n = PC.export_pairs(self.r.records, self.view["record_id"].unique(), self.export_path.value)
-            self.export_msg.value = (f"wrote {n} pairs to <code>{html.escape(str(path))}</code> — annotate with "
-                                     f"<code>shopbench.annotate.annotate(shopbench.annotate.read_pairs(path), 'alice', store_dir)</code>")  # fmt: skip
+            cmd = f'make annotate ANNOTATE_ARGS="--pairs {path}"'
+            self.export_msg.value = (f"wrote {n} pairs to <code>{html.escape(str(path))}</code> — serve them to annotators "
+                                     f"with <code>{html.escape(cmd)}</code>, or in a notebook: <code>shopbench.annotate."
+                                     f"annotate(shopbench.annotate.read_pairs(path), 'alice', store_dir)</code>")  # fmt: skip
         except Exception as e:  # shown, not raised: a click has no traceback to read
             self.export_msg.value = f"<span class='sb-flags'>not exported: {html.escape(str(e))}</span>"
 
