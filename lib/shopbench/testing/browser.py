@@ -113,12 +113,14 @@ def jupyter_lab(root_dir: Path, home: Path, log: Path, env: Mapping[str, str] | 
         yield f"http://127.0.0.1:{port}"
 
 
-def open_lab(page, url: str, path: str, timeout_ms: int = 180_000) -> None:
+def open_lab(page, url: str, path: str, timeout_ms: int = 180_000, reset: bool = False) -> None:
     """Open ``path`` (relative to the lab's root) in JupyterLab and wait until its kernel is idle;
-    dismiss the "fetch news?" prompt (the page stays offline)."""
+    dismiss the "fetch news?" prompt (the page stays offline). ``reset``: start from an empty
+    workspace (documents an earlier page opened are not reopened)."""
     from playwright.sync_api import expect
 
-    page.goto(f"{url}/lab/tree/{path}?token={LAB_TOKEN}", wait_until="commit", timeout=timeout_ms)
+    query = f"token={LAB_TOKEN}" + ("&reset" if reset else "")
+    page.goto(f"{url}/lab/tree/{path}?{query}", wait_until="commit", timeout=timeout_ms)
     expect(page.locator(".jp-Notebook").first).to_be_visible(timeout=timeout_ms)
     expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=timeout_ms)
     if page.get_by_role("button", name="No", exact=True).count():
