@@ -259,8 +259,8 @@ def judge_vs_gold(row: Mapping) -> pd.DataFrame:
     """The judge's parsed fields beside the gold ones (one row per field; "–" where a side has none)."""
 
     def show(v):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            return "–"
+        if v is None or (not isinstance(v, (str, list, tuple, dict, np.ndarray)) and bool(pd.isna(v))):
+            return "–"  # None, NaN, <NA>, NaT
         if isinstance(v, (list, tuple, np.ndarray)):
             return ", ".join(map(str, v)) or "–"
         return str(v)
