@@ -135,7 +135,8 @@ def test_explorer_in_jupyterlab(lab, chromium_browser):
     _shot(page, ".sb-x-detail", "explorer_2_record.png")
     # filter by tier (S4 holds single-defect BADs only; the mean row of Table 3 S0 mixes tiers)
     _select(page, "backbone", label="mean")
-    _select(page, "column", label="S0")
+    expect(page.locator(".sb-x-status")).to_contain_text("pacejudge / mean")  # one change at a time: the
+    _select(page, "column", label="S0")  # kernel's reply to the first must not overwrite the second
     expect(page.locator(".sb-x-status")).to_contain_text("S0")
     before = int(status.inner_text().split(" of ")[0])
     tiers = [t for t in page.locator(".sb-x-filter-tier select option").all_inner_texts() if t != "(all)"]

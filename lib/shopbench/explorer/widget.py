@@ -76,7 +76,8 @@ def _table(df: pd.DataFrame, max_rows: int = 200, index: bool = True) -> str:
     if df is None or len(df) == 0:
         return "<p class='sb-note'>(nothing)</p>"
     more = f"<p class='sb-note'>first {max_rows} of {len(df)} rows</p>" if len(df) > max_rows else ""
-    return for_display(df.head(max_rows)).to_html(index=index, escape=True, border=0) + more
+    shown = for_display(df.head(max_rows))  # one number format: floats with 3 decimals (as the paper index)
+    return shown.to_html(index=index, escape=True, border=0, float_format=lambda v: f"{v:.3f}") + more
 
 
 def _fmt(v: float) -> str:
