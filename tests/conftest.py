@@ -1,4 +1,6 @@
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +104,29 @@ def chromium_browser():
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def start_voila(tmp_path):
+    """``start(*options)`` → (url, answers folder, log path): the launcher on a free port with a temporary
+    HOME (``tmp_path/home``), outputs (``tmp_path/outputs``) and answers folder (``tmp_path/answers``) and
+    ``options``; stopped (by its process group) after the test."""
+    import contextlib
+
+    from shopbench.testing.browser import clean_env, free_port, served
+
+    root = Path(__file__).resolve().parents[1]
+    with contextlib.ExitStack() as stack:
+
+        def start(*options: str):
+            store, log, port = tmp_path / "answers", tmp_path / "voila.log", free_port()
+            env = clean_env(tmp_path / "home", drop=("SHOPBENCH_ANNOTAT", "JUPYTER_", "VOILA_", "SHOPBENCH_TAU_BENCH_PATH"),
+                            SHOPBENCH_OUTPUTS=str(tmp_path / "outputs"))  # fmt: skip
+            cmd = [sys.executable, "-m", "shopbench.annotate.serve", "--port", str(port), "--store", str(store),
+                   *options]  # fmt: skip
+            stack.enter_context(
+                served(cmd, port, cwd=root, env=env, log=log, timeout_s=90, what="annotation server")
+            )
+            return f"http://127.0.0.1:{port}/", store, log
+
+        yield start

@@ -12,49 +12,18 @@ and anywidget; skipped with the reason otherwise. Playwright's own browser downl
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from shopbench.testing.browser import clean_env, free_port, missing, outside_requests, served
+from shopbench.testing.browser import missing, outside_requests
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories" / "gpt-4o-airline.json"
 SHOTS = Path(os.environ.get("SHOPBENCH_SCREENSHOTS") or ROOT / "outputs" / "screenshots")
 WHY = missing(("playwright", "voila", "anywidget"))
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
-
-
-@pytest.fixture
-def start_voila(tmp_path):
-    """``start(*options)`` → (url, answers folder, log path): the launcher on a free port with a temporary
-    HOME, outputs and answers folder and ``options``; stopped (by its process group) after the test."""
-    import contextlib
-
-    with contextlib.ExitStack() as stack:
-
-        def start(*options: str):
-            store, log, port = tmp_path / "answers", tmp_path / "voila.log", free_port()
-            env = clean_env(tmp_path / "home", drop=("SHOPBENCH_ANNOTAT", "JUPYTER_", "VOILA_", "SHOPBENCH_TAU_BENCH_PATH"),
-                            SHOPBENCH_OUTPUTS=str(tmp_path / "outputs"))  # fmt: skip
-            cmd = [
-                sys.executable,
-                "-m",
-                "shopbench.annotate.serve",
-                "--port",
-                str(port),
-                "--store",
-                str(store),
-                *options,
-            ]
-            stack.enter_context(
-                served(cmd, port, cwd=ROOT, env=env, log=log, timeout_s=90, what="annotation server")
-            )
-            return f"http://127.0.0.1:{port}/", store, log
-
-        yield start
 
 
 @pytest.fixture
