@@ -4,7 +4,10 @@
 outputs and answers folder); headless Chromium, driven by Playwright, passes the instructions,
 annotates three pairs with the keyboard, goes back once with Backspace to change an answer, opens
 the reference documents, reloads the page and checks that it resumes at the first unanswered pair;
-then the JSONL rows are checked.
+then the JSONL rows are checked. A second test serves a pair set exported by the explorer
+(``--pairs FILE``) and checks that exactly those pairs are annotated, in order, with the shopper and
+query shown once above the sides (screenshot ``annotate_pair_set.png`` in ``outputs/screenshots/`` or
+``$SHOPBENCH_SCREENSHOTS``).
 
 Needs Debian's chromium (``apt-get install -y chromium``) and the Python packages playwright, voila
 and anywidget; skipped with the reason otherwise. Playwright's own browser download is never used.

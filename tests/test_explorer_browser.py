@@ -2,7 +2,9 @@
 
 JupyterLab (``--allow-root``, loopback, a free port, a temporary HOME and root folder holding a copy
 of notebook 90) is driven by headless Chromium through Playwright: open the notebook, run it, pick a
-Table 3 cell, see its records, open one, filter by tier; screenshots go to ``outputs/screenshots/``.
+Table 3 cell, see its records, open one, filter by tier, export the selection as a pair set (read back
+with ``read_pairs``), and check that no table cell shows a raw missing value (``<NA>``, ``nan``,
+``None``); screenshots go to ``outputs/screenshots/`` (or ``$SHOPBENCH_SCREENSHOTS``).
 
 The results it explores: a PACEShop build and a deterministic judge sweep made here (about a
 minute), or, when ``SHOPBENCH_EXPLORER_RESULTS`` names an outputs folder holding ``smoke/data``
