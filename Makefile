@@ -66,6 +66,8 @@ lab: $(STAMP)
 # the annotation page for annotators (Voila on 127.0.0.1; prints the URL and the profile it uses: the one
 # given as PROFILE=..., else the one built last). e.g.
 # make annotate ANNOTATE_ARGS="--annotator a1 --source tau_bench"
+# make annotate ANNOTATE_ARGS="--pairs outputs/smoke/annotations/pairsets/selection.jsonl"  (exactly the pairs the
+#   explorer exported; a missing or malformed file is one message naming it)
 ANNOTATE_ARGS ?=
 annotate: $(STAMP)
 	$(PY) -m shopbench.annotate.serve $(if $(filter command line environment,$(origin PROFILE)),--profile $(PROFILE),) $(ANNOTATE_ARGS)

@@ -1,4 +1,6 @@
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +69,64 @@ def paceshop_small(paceshop_config):
 
     cfg = paceshop_config()
     return cfg, build(cfg, progress=False)
+
+
+# ---- real-browser tests (shopbench.testing.browser) ------------------------------------------------------
+@pytest.fixture
+def lab_server(tmp_path):
+    """``start(root_dir, **env)`` → the URL of JupyterLab serving ``root_dir`` (temporary HOME and Jupyter
+    folders under ``tmp_path``, ``env`` added; any inherited SHOPBENCH_OUTPUTS dropped), stopped after the test;
+    its log is ``tmp_path / "lab.log"``."""
+    import contextlib
+
+    from shopbench.testing.browser import clean_env, jupyter_lab
+
+    with contextlib.ExitStack() as stack:
+
+        def start(root_dir, **env):
+            home = tmp_path / "home"
+            full = clean_env(home, drop=("JUPYTER_", "SHOPBENCH_OUTPUTS"), **env)
+            return stack.enter_context(jupyter_lab(root_dir, home, tmp_path / "lab.log", full))
+
+        yield start
+
+
+@pytest.fixture
+def chromium_browser():
+    """Debian's headless chromium driven by Playwright (closed after the test)."""
+    from playwright.sync_api import sync_playwright
+
+    from shopbench.testing.browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def start_voila(tmp_path):
+    """``start(*options)`` → (url, answers folder, log path): the launcher on a free port with a temporary
+    HOME (``tmp_path/home``), outputs (``tmp_path/outputs``) and answers folder (``tmp_path/answers``) and
+    ``options``; stopped (by its process group) after the test."""
+    import contextlib
+
+    from shopbench.testing.browser import clean_env, free_port, served
+
+    root = Path(__file__).resolve().parents[1]
+    with contextlib.ExitStack() as stack:
+
+        def start(*options: str):
+            store, log, port = tmp_path / "answers", tmp_path / "voila.log", free_port()
+            env = clean_env(tmp_path / "home", drop=("SHOPBENCH_ANNOTAT", "JUPYTER_", "VOILA_", "SHOPBENCH_TAU_BENCH_PATH"),
+                            SHOPBENCH_OUTPUTS=str(tmp_path / "outputs"))  # fmt: skip
+            cmd = [sys.executable, "-m", "shopbench.annotate.serve", "--port", str(port), "--store", str(store),
+                   *options]  # fmt: skip
+            stack.enter_context(
+                served(cmd, port, cwd=root, env=env, log=log, timeout_s=90, what="annotation server")
+            )
+            return f"http://127.0.0.1:{port}/", store, log
+
+        yield start

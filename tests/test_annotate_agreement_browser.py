@@ -10,26 +10,17 @@ Needs Debian's chromium (``apt-get install -y chromium``), playwright, voila and
 with the reason otherwise. Playwright's own browser download is never used.
 """
 
-import importlib.util
 import itertools
 import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from shopbench.testing.browser import CHROMIUM, CHROMIUM_ARGS, missing
+
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories" / "gpt-4o-airline.json"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]  # fmt: skip
 N_PAIRS = 4
 # per annotator: (screen slot, confidence key) for each pair; the underlying side each slot shows is
 # drawn per annotator and pair, and read back from the answers
@@ -40,66 +31,17 @@ PLAN = {
 }
 
 
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return "chromium not installed (apt-get install -y chromium)"
-    if not TAU.exists():
-        return f"tau-bench trajectories not found at {TAU}"
-    for module in ("playwright", "voila", "anywidget", "papermill", "krippendorff", "sklearn"):
-        if importlib.util.find_spec(module) is None:
-            return f"python package {module} not installed"
-    return None
-
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+WHY = (f"tau-bench trajectories not found at {TAU}" if not TAU.exists()
+       else missing(("playwright", "voila", "anywidget", "papermill", "krippendorff", "sklearn")))  # fmt: skip
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
 
 
 @pytest.fixture
-def served(tmp_path):
-    """The annotation server on a free port (temporary HOME, outputs and answers folder)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    store = tmp_path / "answers"
-    log = tmp_path / "voila.log"
-    outputs = tmp_path / "outputs"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SHOPBENCH_ANNOTAT", "JUPYTER_", "VOILA_")) and k != "SHOPBENCH_TAU_BENCH_PATH"}  # fmt: skip
-    env.update(HOME=str(home), SHOPBENCH_OUTPUTS=str(outputs), PYTHONUNBUFFERED="1")
-    port = _free_port()
-    cmd = [sys.executable, "-m", "shopbench.annotate.serve", "--port", str(port), "--profile", "smoke",
-           "--store", str(store), "--source", "tau_bench", "--tau-bench-path", str(TAU), "--n-pairs", str(N_PAIRS)]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"the annotation server exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
-                )
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the annotation server did not listen on {port}:\n{log.read_text()[-3000:]}")
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/", store, outputs, home
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this test started (server and its kernels)
-            proc.wait(timeout=10)
+def served(start_voila, tmp_path):
+    """The annotation server (profile smoke, τ-bench pairs); yields (url, answers, outputs, HOME)."""
+    url, store, _log = start_voila("--profile", "smoke", "--source", "tau_bench", "--tau-bench-path", str(TAU),
+                                   "--n-pairs", str(N_PAIRS))  # fmt: skip
+    return url, store, tmp_path / "outputs", tmp_path / "home"
 
 
 def _annotate(url: str, store: Path) -> None:

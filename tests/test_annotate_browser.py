@@ -4,99 +4,42 @@
 outputs and answers folder); headless Chromium, driven by Playwright, passes the instructions,
 annotates three pairs with the keyboard, goes back once with Backspace to change an answer, opens
 the reference documents, reloads the page and checks that it resumes at the first unanswered pair;
-then the JSONL rows are checked.
+then the JSONL rows are checked. A second test serves a pair set exported by the explorer
+(``--pairs FILE``) and checks that exactly those pairs are annotated, in order, with the shopper and
+query shown once above the sides (screenshot ``annotate_pair_set.png`` in ``outputs/screenshots/`` or
+``$SHOPBENCH_SCREENSHOTS``).
 
 Needs Debian's chromium (``apt-get install -y chromium``) and the Python packages playwright, voila
 and anywidget; skipped with the reason otherwise. Playwright's own browser download is never used.
 """
 
-import importlib.util
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from shopbench.testing.browser import missing, outside_requests
+
 ROOT = Path(__file__).resolve().parents[1]
 TAU = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories" / "gpt-4o-airline.json"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]  # fmt: skip
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return "chromium not installed (apt-get install -y chromium)"
-    for module, pin in (
-        ("playwright", "playwright==1.63.0"),
-        ("voila", "voila==0.5.13"),
-        ("anywidget", "anywidget==0.11.0"),
-    ):
-        if importlib.util.find_spec(module) is None:
-            return f"python package {module} not installed (pip install {pin})"
-    return None
-
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SHOTS = Path(os.environ.get("SHOPBENCH_SCREENSHOTS") or ROOT / "outputs" / "screenshots")
+WHY = missing(("playwright", "voila", "anywidget"))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
 
 
 @pytest.fixture
-def voila(tmp_path):
-    """The launcher on a free port; yields (url, answers folder, log path); stopped by its pid."""
-    home = tmp_path / "home"
-    home.mkdir()
-    store = tmp_path / "answers"
-    log = tmp_path / "voila.log"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SHOPBENCH_ANNOTAT", "JUPYTER_", "VOILA_")) and k != "SHOPBENCH_TAU_BENCH_PATH"}  # fmt: skip
-    env.update(HOME=str(home), SHOPBENCH_OUTPUTS=str(tmp_path / "outputs"), PYTHONUNBUFFERED="1")
-    port = _free_port()
-    cmd = [sys.executable, "-m", "shopbench.annotate.serve", "--port", str(port), "--annotator", "bob",
-           "--store", str(store), "--source", "tau_bench", "--tau-bench-path", str(TAU), "--n-pairs", "5"]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"the annotation server exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
-                )
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"the annotation server did not listen on {port} within 60 s:\n{log.read_text()[-3000:]}"
-                    )
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/", store, log
-    finally:
-        proc.send_signal(signal.SIGTERM)  # Voila shuts its kernels down on SIGTERM
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this test started (server and its kernels)
-            proc.wait(timeout=10)
+def voila(start_voila):
+    return start_voila(
+        "--annotator", "bob", "--source", "tau_bench", "--tau-bench-path", str(TAU), "--n-pairs", "5"
+    )
 
 
 def test_annotate_in_a_real_browser(voila):
     from playwright.sync_api import expect, sync_playwright
+
+    from shopbench.testing.browser import CHROMIUM, CHROMIUM_ARGS
 
     url, store, log = voila
     with sync_playwright() as pw:
@@ -163,12 +106,7 @@ def test_annotate_in_a_real_browser(voila):
             assert "side_a" not in page.content() and "side_b" not in page.content()
             assert not errors, errors
             # offline-clean: every request goes to this machine (no CDN fonts, no analytics)
-            outside = [
-                u
-                for u in requests
-                if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-            ]
-            assert requests and not outside, outside
+            assert requests and not outside_requests(requests), outside_requests(requests)
             # no developer notes or local paths on the annotator's screen (they go to the server log)
             text = page.locator("body").inner_text()
             assert "note:" not in text and str(ROOT) not in text and str(store) not in text
@@ -189,3 +127,45 @@ def test_annotate_in_a_real_browser(voila):
     while "Kernel shutdown" not in log.read_text() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert "Kernel shutdown" in log.read_text(), log.read_text()[-2000:]
+
+
+def test_annotate_an_exported_pair_set(start_voila, chromium_browser, paceshop_small, tmp_path):
+    """``serve --pairs FILE`` (``make annotate ANNOTATE_ARGS="--pairs FILE"``) serves exactly the pairs the
+    explorer exported, in order; the PACEShop shopper and query are shown once above the two sides."""
+    from playwright.sync_api import expect
+
+    from shopbench.explorer.pace import export_pairs
+
+    records = {r.record_id: r for r in paceshop_small[1].records}
+    bad = [r.record_id for r in records.values() if r.kind == "bad" and r.base_record_id in records][:3]
+    path, n = export_pairs(records, bad, tmp_path / "pairsets" / "selection.jsonl", seed=1)
+    exported = [json.loads(line)["id"] for line in path.read_text().splitlines()]
+    url, store, log = start_voila("--annotator", "carol", "--pairs", str(path))
+    assert f"pairs: the {n} pairs of {path}" in log.read_text()
+    page = chromium_browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(30_000)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url, wait_until="commit", timeout=240_000)  # Voila runs the notebook before the page loads
+    root = page.locator("[data-testid=annotate-root]")
+    expect(root).to_have_attribute("data-screen", "instructions", timeout=240_000)
+    page.keyboard.press("Enter")
+    expect(page.locator(".sb-intro-name")).to_have_text("Overall response quality")
+    page.keyboard.press("n")
+    expect(root).to_have_attribute("data-screen", "pair")
+    expect(page.locator(".sb-progress")).to_have_text(f"1 / {n}")
+    shared = page.locator("[data-testid=shared-context]")
+    expect(shared).to_contain_text("Shopper query:")
+    assert page.locator("body").inner_text().count("Shopper query:") == 1  # once, above both sides
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "annotate_pair_set.png"))
+    for i in range(1, n + 1):
+        expect(root).to_have_attribute("data-pair-index", str(i))
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("2")
+        expect(root).to_have_attribute("data-confidence", "50")
+        page.keyboard.press("Enter")
+    expect(root).to_have_attribute("data-screen", "done")
+    assert not outside_requests(requests), outside_requests(requests)
+    rows = [json.loads(line) for line in (store / "carol.jsonl").read_text().splitlines()]
+    assert [r["pair_id"] for r in rows] == exported  # exactly the exported pairs, in their order

@@ -324,3 +324,63 @@ def test_explorer_widgets_on_a_written_run(sweep_run, trials, tmp_path):
     assert "not exported" in ex.pace.export_msg.value  # no PACEShop build on disk: said, not raised
     assert "Turn by turn" in ex.shop.out.value and len(ex.shop.trial.options) == len(trials)
     assert "Filter votes" in ex.padme.out.value and "good answer" in ex.padme.out.value
+
+
+RAW_MISSING = __import__("re").compile(
+    r">\s*(?:nan|NaN|None|NaT|&lt;NA&gt;)\s*<|&lt;NA&gt;|<NA>|(?<![\w.\"'])(?:nan|NaN|None|NaT)(?![\w.\"'])"
+)
+
+
+def test_for_display_has_one_missing_mark():
+    """Issue 16 §3: the explorer's one missing-value mark is "–" (None, NaN, <NA>, NaT alike); an
+    empty string stays empty and values are unchanged."""
+    from shopbench.explorer import for_display
+
+    df = pd.DataFrame({"i": pd.array([1, None], dtype="Int64"), "f": [0.5, np.nan], "o": ["x", None],
+                       "t": pd.to_datetime(["2026-01-01", None]), "s": ["", "y"]},
+                      index=pd.Index([1.0, np.nan], name="k"))  # fmt: skip
+    shown = for_display(df)
+    assert shown.iloc[1].tolist() == ["–", "–", "–", "–", "y"] and shown.index.tolist() == [1.0, "–"]
+    assert shown.iloc[0, 0] == 1 and shown.iloc[0, 1] == 0.5 and shown.iloc[0, 4] == ""
+    assert not RAW_MISSING.search(shown.to_html()) and RAW_MISSING.search(df.to_html())  # the check can fail
+
+
+def test_explorer_html_has_no_raw_missing_values(sweep_run, trials, tmp_path):
+    import dataclasses
+
+    """Every HTML view of the explorer (grid, record list, a record whose rationale, tier, gold family
+    and repeat are missing, disagreements, every trial with its reveal schedule, the pair) prints "–"."""
+    from shopbench.explorer import explore
+    from shopbench.explorer.shop import reveal_schedule
+
+    rt, _s0, _records = sweep_run
+    # a trial cut after its first turn: goal items never asked for nor in the cart (<NA> turns)
+    cut = dataclasses.replace(trials[0], turns=trials[0].turns[:1], revealed_at={}, agent="cut_short")
+    data = tmp_path / "smoke" / "data"
+    (data / "judging").mkdir(parents=True)
+    rt.to_parquet(data / "judging" / "run_table.parquet")
+    (data / "shopsim" / "trajectories").mkdir(parents=True)
+    with open(data / "shopsim" / "trajectories" / "competent.jsonl", "w") as f:
+        for t in [*trials, cut]:
+            f.write(json.dumps(t.to_dict()) + "\n")
+    from shopbench.padme.dataset import write_pairs_dataset
+
+    write_pairs_dataset([_pair()], data / "padme" / "dataset")
+    ex = explore(tmp_path / "smoke")
+    ex.pace.select("tab3", "pacejudge", "mean", "S0")
+    row = ex.pace.view.iloc[0].copy()
+    row["rationale"], row["tier"], row["gold_family"], row["repeat"] = np.nan, pd.NA, None, np.nan
+    ex.pace._disagree()
+    views = {"grid": ex.pace.grid.value, "record": ex.pace.record_html(row), "disagree": ex.pace.disagree_out.value,
+             "records list": "\n".join(o[0] for o in ex.pace.records.options)}  # fmt: skip
+    assert "<pre>–</pre>" in views["record"]  # the missing rationale
+    for v in [v for _, v in ex.shop.trial.options]:
+        ex.shop.trial.value = v
+        views[f"trial {v}"] = ex.shop.out.value
+    views["pair"] = ex.padme.out.value
+    assert len(views) == 4 + len(trials) + 2  # every trial, the cut one too
+    na = [reveal_schedule(t) for t in [*trials, cut]]
+    assert any(s[["revealed_at", "in_cart_at"]].isna().any().any() for s in na)  # <NA> cells exist to show
+    for name, html in views.items():
+        m = RAW_MISSING.search(html)
+        assert not m, f"{name}: raw missing value {html[max(0, m.start() - 120) : m.end() + 40]!r}"

@@ -2,7 +2,9 @@
 
 JupyterLab (``--allow-root``, loopback, a free port, a temporary HOME and root folder holding a copy
 of notebook 90) is driven by headless Chromium through Playwright: open the notebook, run it, pick a
-Table 3 cell, see its records, open one, filter by tier; screenshots go to ``outputs/screenshots/``.
+Table 3 cell, see its records, open one, filter by tier, export the selection as a pair set (read back
+with ``read_pairs``), and check that no table cell shows a raw missing value (``<NA>``, ``nan``,
+``None``); screenshots go to ``outputs/screenshots/`` (or ``$SHOPBENCH_SCREENSHOTS``).
 
 The results it explores: a PACEShop build and a deterministic judge sweep made here (about a
 minute), or, when ``SHOPBENCH_EXPLORER_RESULTS`` names an outputs folder holding ``smoke/data``
@@ -11,43 +13,19 @@ minute), or, when ``SHOPBENCH_EXPLORER_RESULTS`` names an outputs folder holding
 Needs Debian's chromium, playwright and jupyterlab; skipped with the reason otherwise.
 """
 
-import importlib.util
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from shopbench.testing.browser import missing, open_lab, outside_requests
+
 ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "outputs" / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]  # fmt: skip
-TOKEN = "explorer-test-token"
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return "chromium not installed (apt-get install -y chromium)"
-    for module in ("playwright", "jupyterlab", "ipywidgets", "jupyterlab_widgets"):
-        if importlib.util.find_spec(module) is None:
-            return f"python package {module} not installed"
-    return None
-
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SHOTS = Path(os.environ.get("SHOPBENCH_SCREENSHOTS") or ROOT / "outputs" / "screenshots")
+WHY = missing(("playwright", "jupyterlab", "ipywidgets", "jupyterlab_widgets"))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
 
 
 def _results(tmp_path: Path) -> Path:
@@ -76,47 +54,13 @@ def _results(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def lab(tmp_path):
+def lab(tmp_path, lab_server):
+    """JupyterLab on a root folder holding a copy of notebook 90 (the repo's copy stays unsaved)."""
     outputs = _results(tmp_path)
-    home, work = tmp_path / "home", tmp_path / "lab"
-    home.mkdir()
+    work = tmp_path / "lab"
     work.mkdir()
-    shutil.copy(
-        ROOT / "notebooks" / "90_explore.ipynb", work / "90_explore.ipynb"
-    )  # the repo's copy stays unsaved
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_", "SHOPBENCH_OUTPUTS"))}
-    env.update(HOME=str(home), SHOPBENCH_OUTPUTS=str(outputs), PYTHONUNBUFFERED="1",
-               JUPYTER_CONFIG_DIR=str(home / ".jupyter"), JUPYTER_RUNTIME_DIR=str(home / "runtime"))  # fmt: skip
-    port = _free_port()
-    log = tmp_path / "lab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser", f"--ServerApp.port={port}",
-           "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={work}",
-           f"--IdentityProvider.token={TOKEN}", "--LabApp.news_url=None",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"jupyter lab did not listen on {port}:\n{log.read_text()[-3000:]}")
-                time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}", log
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this test started (server and its kernel)
-            proc.wait(timeout=10)
+    shutil.copy(ROOT / "notebooks" / "90_explore.ipynb", work / "90_explore.ipynb")
+    return lab_server(work, SHOPBENCH_OUTPUTS=str(outputs)), tmp_path / "lab.log"
 
 
 def _select(page, name: str, label: str | None = None, index: int | None = None):
@@ -135,101 +79,96 @@ def _shot(page, anchor: str, name: str) -> None:
     page.screenshot(path=str(SHOTS / name))
 
 
-def test_explorer_in_jupyterlab(lab):
-    from playwright.sync_api import expect, sync_playwright
+def test_explorer_in_jupyterlab(lab, chromium_browser):
+    from playwright.sync_api import expect
+
+    from shopbench.annotate.pairs import read_pairs
 
     url, log = lab
     expect.set_options(
         timeout=60_000
     )  # each selection recomputes a cell in the kernel: slow on a loaded machine
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    page = chromium_browser.new_page(viewport={"width": 1600, "height": 1300})
+    page.set_default_timeout(60_000)
+    errors, requests = [], []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    open_lab(page, url, "90_explore.ipynb")
+    for _ in range(3):  # a click that lands before the notebook panel is wired is lost: try again
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_text("Run All Cells", exact=True).click()
         try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1300})
-            page.set_default_timeout(60_000)
-            errors, requests = [], []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(f"{url}/lab/tree/90_explore.ipynb?token={TOKEN}", wait_until="commit", timeout=180_000)
-            expect(page.locator(".jp-Notebook").first).to_be_visible(timeout=180_000)
-            expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(
-                timeout=180_000
-            )  # kernel ready
-            if page.get_by_role("button", name="No", exact=True).count():
-                page.get_by_role("button", name="No", exact=True).click()  # no news fetching (stays offline)
-            for _ in range(3):  # a click that lands before the notebook panel is wired is lost: try again
-                page.get_by_role("menuitem", name="Run", exact=True).click()
-                page.get_by_text("Run All Cells", exact=True).click()
-                try:
-                    expect(page.locator(".jp-InputPrompt").nth(1)).not_to_have_text("[ ]:", timeout=30_000)
-                    break
-                except AssertionError:
-                    continue
-            root = page.locator(".sb-x-root")
-            try:
-                expect(root).to_be_visible(timeout=300_000)
-            except AssertionError:
-                page.screenshot(path=str(SHOTS / "explorer_failed.png"))
-                outs = page.locator(".jp-OutputArea-output").all_inner_texts()
-                raise AssertionError(f"no explorer widget; cell outputs: {outs}") from None
-            # pick a Table 3 cell: PACEJudge / local/checks / S2 detect
-            _select(page, "table", label="Table 3 (PACE closure)")
-            _select(page, "protocol", label="pacejudge")
-            _select(page, "backbone", label="local/checks")
-            _select(page, "column", label="S2_detect")
-            status = page.locator(".sb-x-count")
-            expect(status).to_have_text(re.compile(r"^\d+ of \d+ rows$"))
-            expect(page.locator(".sb-x-status")).to_contain_text("S2_detect")
-            expect(page.locator(".sb-x-status")).to_contain_text("pacejudge / local/checks")
-            expect(page.locator(".sb-x-grid td.sb-sel")).to_have_count(1)
-            n_all = int(status.inner_text().split(" of ")[1].split()[0])
-            options = page.locator(".sb-x-records select option")
-            assert options.count() == n_all > 0
-            _shot(page, ".sb-x-root", "explorer_1_cell.png")
-            # open one record
-            _select(page, "records", index=min(1, n_all - 1))
-            picked = (
-                options.nth(min(1, n_all - 1)).inner_text().replace("\xa0", " ").split(" · ")[0].split()[-1]
-            )
-            detail = page.locator(".sb-x-detail")
-            expect(detail.locator("h3")).to_have_text(picked)  # the record shown is the one picked
-            expect(detail).to_contain_text("pacejudge / local/checks")
-            expect(detail).to_contain_text("Raw output")
-            expect(detail).to_contain_text("Rationale")
-            expect(detail).to_contain_text("Shopper query")
-            expect(detail.locator("table").first).to_contain_text("defect_family")
-            _shot(page, ".sb-x-detail", "explorer_2_record.png")
-            # filter by tier (S4 holds single-defect BADs only; the mean row of Table 3 S0 mixes tiers)
-            _select(page, "backbone", label="mean")
-            _select(page, "column", label="S0")
-            expect(page.locator(".sb-x-status")).to_contain_text("S0")
-            before = int(status.inner_text().split(" of ")[0])
-            tiers = [
-                t for t in page.locator(".sb-x-filter-tier select option").all_inner_texts() if t != "(all)"
-            ]
-            assert "0" in tiers and len(tiers) >= 2, tiers
-            _select(page, "filter-tier", label="0")
-            expect(status).not_to_have_text(f"{before} of {before} rows")
-            after = int(status.inner_text().split(" of ")[0])
-            assert 0 < after < before
-            first = page.locator(".sb-x-records select option").first.inner_text().replace("\xa0", " ")
-            assert " t0 " in first, first
-            _shot(page, ".sb-x-status", "explorer_3_tier_filter.png")
-            # the other tabs render (or say which notebook makes their data)
-            for tab, name in (
-                ("Shop trials", "explorer_4_shop.png"),
-                ("PADMÉ pairs", "explorer_5_padme.png"),
-            ):
-                page.locator(".sb-x-tabs .lm-TabBar-tab", has_text=tab).click()
-                page.wait_for_timeout(500)
-                _shot(page, ".sb-x-root", name)
-            assert not [e for e in errors if "sb-x" in e or "shopbench" in e], errors
-            outside = [
-                u
-                for u in requests
-                if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
-            ]
-            assert not outside, outside  # every asset from this machine
-        finally:
-            browser.close()
+            expect(page.locator(".jp-InputPrompt").nth(1)).not_to_have_text("[ ]:", timeout=30_000)
+            break
+        except AssertionError:
+            continue
+    root = page.locator(".sb-x-root")
+    try:
+        expect(root).to_be_visible(timeout=300_000)
+    except AssertionError:
+        page.screenshot(path=str(SHOTS / "explorer_failed.png"))
+        outs = page.locator(".jp-OutputArea-output").all_inner_texts()
+        raise AssertionError(f"no explorer widget; cell outputs: {outs}") from None
+    # pick a Table 3 cell: PACEJudge / local/checks / S2 detect
+    _select(page, "table", label="Table 3 (PACE closure)")
+    _select(page, "protocol", label="pacejudge")
+    _select(page, "backbone", label="local/checks")
+    _select(page, "column", label="S2_detect")
+    status = page.locator(".sb-x-count")
+    expect(status).to_have_text(re.compile(r"^\d+ of \d+ rows$"))
+    expect(page.locator(".sb-x-status")).to_contain_text("S2_detect")
+    expect(page.locator(".sb-x-status")).to_contain_text("pacejudge / local/checks")
+    expect(page.locator(".sb-x-grid td.sb-sel")).to_have_count(1)
+    n_all = int(status.inner_text().split(" of ")[1].split()[0])
+    options = page.locator(".sb-x-records select option")
+    assert options.count() == n_all > 0
+    _shot(page, ".sb-x-root", "explorer_1_cell.png")
+    # open one record
+    _select(page, "records", index=min(1, n_all - 1))
+    picked = options.nth(min(1, n_all - 1)).inner_text().replace("\xa0", " ").split(" · ")[0].split()[-1]
+    detail = page.locator(".sb-x-detail")
+    expect(detail.locator("h3")).to_have_text(picked)  # the record shown is the one picked
+    expect(detail).to_contain_text("pacejudge / local/checks")
+    expect(detail).to_contain_text("Raw output")
+    expect(detail).to_contain_text("Rationale")
+    expect(detail).to_contain_text("Shopper query")
+    expect(detail.locator("table").first).to_contain_text("defect_family")
+    _shot(page, ".sb-x-detail", "explorer_2_record.png")
+    # filter by tier (S4 holds single-defect BADs only; the mean row of Table 3 S0 mixes tiers)
+    _select(page, "backbone", label="mean")
+    expect(page.locator(".sb-x-status")).to_contain_text("pacejudge / mean")  # one change at a time: the
+    _select(page, "column", label="S0")  # kernel's reply to the first must not overwrite the second
+    expect(page.locator(".sb-x-status")).to_contain_text("S0")
+    before = int(status.inner_text().split(" of ")[0])
+    tiers = [t for t in page.locator(".sb-x-filter-tier select option").all_inner_texts() if t != "(all)"]
+    assert "0" in tiers and len(tiers) >= 2, tiers
+    _select(page, "filter-tier", label="0")
+    expect(status).not_to_have_text(f"{before} of {before} rows")
+    after = int(status.inner_text().split(" of ")[0])
+    assert 0 < after < before
+    first = page.locator(".sb-x-records select option").first.inner_text().replace("\xa0", " ")
+    assert " t0 " in first, first
+    _shot(page, ".sb-x-status", "explorer_3_tier_filter.png")
+    # export the selection (tier 0 of the mean S0 cell) as a pair set for the annotation UI
+    export = page.locator(".sb-x-export-path input")
+    pairs_file = Path(export.input_value())
+    page.locator("button.sb-x-export").click()
+    expect(page.locator(".sb-x-export-msg")).to_contain_text("wrote ")
+    msg = page.locator(".sb-x-export-msg").inner_text()
+    n_pairs = int(msg.split("wrote ")[1].split()[0])
+    assert n_pairs > 0 and len(read_pairs(pairs_file)) == n_pairs
+    assert "make annotate" in msg and str(pairs_file) in msg
+    # the other tabs render (or say which notebook makes their data)
+    for tab, name in (
+        ("Shop trials", "explorer_4_shop.png"),
+        ("PADMÉ pairs", "explorer_5_padme.png"),
+    ):
+        page.locator(".sb-x-tabs .lm-TabBar-tab", has_text=tab).click()
+        page.wait_for_timeout(500)
+        _shot(page, ".sb-x-root", name)
+        cells = page.locator(".sb-x-root td").all_inner_texts()
+        raw = {c.strip() for c in cells} & {"<NA>", "nan", "NaN", "None", "NaT"}
+        assert not raw, f"{tab}: a raw missing value in a table cell: {raw}"  # the mark is "–"
+    assert not [e for e in errors if "sb-x" in e or "shopbench" in e], errors
+    assert not outside_requests(requests), outside_requests(requests)  # every asset from this machine

@@ -95,3 +95,22 @@ def test_seaborn_hue_legend_survives_and_categorical_axes_work():
     tidy(fig, "tiers", "Accuracy by tier")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b", "c"]
     plt.close(fig)
+
+
+def test_merge_identical_series_names_coinciding_lines_once():
+    """Issue 16 §3 (Figure 4: 10 legend entries for ~4 visible lines): series equal at every x share one
+    legend label; a common backbone suffix is written once; a differing or missing value keeps a series apart."""
+    import pandas as pd
+
+    from shopbench.report.figures import merge_identical_series
+
+    rows = []
+    for run, vals in {"ares / m": [0.5, 0.5], "etapp / m": [0.5, 0.5], "geval / m": [0.5, None],
+                      "pace / m": [1.0, 0.2], "det (L1 checks)": [0.5, 0.5]}.items():  # fmt: skip
+        rows += [{"run": run, "tier": f"t{i}", "acc": v} for i, v in enumerate(vals)]
+    long = pd.DataFrame(rows)
+    out = merge_identical_series(long, "run", "tier", "acc")
+    assert list(dict.fromkeys(out.run)) == ["ares / m, etapp / m, det (L1 checks)", "geval / m", "pace / m"]
+    assert len(out) == len(long) and out.acc.equals(long.acc)
+    same_backbone = merge_identical_series(long[long.run != "det (L1 checks)"], "run", "tier", "acc")
+    assert list(dict.fromkeys(same_backbone.run)) == ["ares, etapp / m", "geval / m", "pace / m"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .._lazy import lazy_exports
 
 _EXPORTS = {
-    ".pairs": ["Pair", "PairImportError", "read_pairs", "write_pairs", "pairs_from_tau_bench", "pairs_from_paceshop",
+    ".pairs": ["Pair", "PairImportError", "read_pairs", "read_pair_set", "write_pairs", "pairs_from_tau_bench", "pairs_from_paceshop",
                "synthetic_pairs", "assign_panels"],
     ".store": ["AnnotationStore", "Answer", "StoreError", "human_study_frames"],
     ".widget": ["annotate", "AnnotationSession"],

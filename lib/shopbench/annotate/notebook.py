@@ -20,6 +20,7 @@ from .pairs import (
     pairs_from_paceshop,
     pairs_from_tau_bench,
     panel_of,
+    read_pair_set,
     read_pairs,
     synthetic_pairs,
 )
@@ -60,8 +61,13 @@ def _paceshop_records(ctx):
 
 
 def study_pairs(ctx, source: str, tau_bench_path: str | Path | None, n_pairs: int | None,
-                annotator: str | None = None, strict: bool = False) -> list[Pair]:  # fmt: skip
+                annotator: str | None = None, strict: bool = False,
+                pairs_file: str | Path | None = None) -> list[Pair]:  # fmt: skip
     """The pairs this notebook shows, with fallbacks that say what they did.
+
+    ``pairs_file`` (a pair set, e.g. the explorer's export; relative to the notebooks folder): exactly
+    the pairs in that file, in its order — ``source``, ``n_pairs`` and panels are not applied, and a
+    missing or malformed file is a :class:`PairImportError` naming it (never a fallback).
 
     ``source``: ``tau_bench`` (a missing file falls back to PACEShop), ``padme`` (the pairs notebook 40
     synthesized, ``<data>/padme/annotation_pairs.jsonl``; missing, it falls back to PACEShop) or
@@ -71,6 +77,12 @@ def study_pairs(ctx, source: str, tau_bench_path: str | Path | None, n_pairs: in
     annotator gets their panel's; an annotator in no panel is an error when ``strict`` (serving
     annotators), else a note and all pairs (a papermill run as "demo").
     """
+    if pairs_file:
+        pairs_set = read_pair_set(resolve(pairs_file))
+        note(
+            f"annotating the {len(pairs_set)} pairs of {resolve(pairs_file)} (source, n_pairs and panels not applied)"
+        )
+        return pairs_set
     if source not in ("tau_bench", "paceshop", "padme"):
         raise ValueError(f"source must be 'tau_bench', 'padme' or 'paceshop', got {source!r}")
     pairs: list[Pair] = []
@@ -154,15 +166,17 @@ annotator and pair, and recorded. Labels and steering levels stay in the kernel:
 only the rendered sides.
 
 For annotators: `make annotate` serves this notebook with Voila (only the widget is shown; URL
-parameter `?annotator=ID`). Under papermill the widget just renders, and the tables below list the
-pairs (with their hidden labels) and the stored answers."""
+parameter `?annotator=ID`); `make annotate ANNOTATE_ARGS="--pairs FILE"` serves exactly the pairs of a
+pair set, e.g. a selection exported from the explorer (notebook 90). Under papermill the widget just
+renders, and the tables below list the pairs (with their hidden labels) and the stored answers."""
 
 PARAMS = """profile = "smoke"  # a name in params/ or a path to a YAML file
 annotator = "demo"  # answers go to <store_dir>/<annotator>.jsonl
 source = "paceshop"  # "paceshop" (GOOD vs BAD siblings), "tau_bench" (task-resolution pairs) or "padme" (notebook 40)
 tau_bench_path = "{tau}"  # relative to notebooks/, or absolute
 store_dir = None  # None: outputs/<profile>/annotations/
-n_pairs = {n}"""
+n_pairs = {n}
+pairs_file = None  # a pair set to annotate exactly (JSONL, e.g. the explorer's export); None: pairs from `source`"""
 
 SETUP = """from pathlib import Path
 
@@ -173,10 +187,11 @@ from shopbench.annotate.widget import annotate
 from shopbench.context import start
 
 s = settings(profile=profile, annotator=annotator, source=source, tau_bench_path=tau_bench_path,
-             store_dir=store_dir, n_pairs=n_pairs)
+             store_dir=store_dir, n_pairs=n_pairs, pairs_file=pairs_file)
 ctx = start(s["profile"], notebook="60_annotate_pairs")
 store = AnnotationStore(s["store_dir"] or ctx.out / "annotations")
-pairs = study_pairs(ctx, s["source"], s["tau_bench_path"], s["n_pairs"], s["annotator"], strict=in_voila())"""
+pairs = study_pairs(ctx, s["source"], s["tau_bench_path"], s["n_pairs"], s["annotator"], strict=in_voila(),
+                    pairs_file=s["pairs_file"])"""
 
 WIDGET = """annotate(pairs, s["annotator"], store.root, seed=ctx.seed)"""
 

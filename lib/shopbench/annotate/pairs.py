@@ -182,6 +182,27 @@ def read_pairs(path: str | Path) -> list[Pair]:
         raise PairImportError(e.problem, file=e.file, where=e.where, field=e.field, fix=e.fix) from None
 
 
+PAIR_SET_FIX = ("give the path of a pairs file written by the explorer's 'Export selection as pairs' (notebook 90) "
+                "or by shopbench.annotate.write_pairs, one JSON pair per line")  # fmt: skip
+
+
+def read_pair_set(path: str | Path) -> list[Pair]:
+    """A pair set to annotate exactly as given (``--pairs FILE``): :func:`read_pairs`, with a missing,
+    empty or malformed file a :class:`PairImportError` that names the file and says how to make one."""
+    p = Path(path)
+    if not p.is_file():
+        problem = "is a folder, not a pairs file" if p.is_dir() else "no such pairs file"
+        raise PairImportError(problem, file=p, fix=PAIR_SET_FIX)
+    try:
+        pairs = read_pairs(p)
+    except InputError as e:  # an empty, non-UTF-8 or non-JSON file, or a line that is not a Pair
+        fix = e.fix if e.where else PAIR_SET_FIX  # a bad line: fix that line; the whole file: make one
+        raise PairImportError(e.problem, file=p, where=e.where, field=e.field, fix=fix) from None
+    if not pairs:
+        raise PairImportError("holds no pairs", file=p, fix=PAIR_SET_FIX)
+    return pairs
+
+
 def _short_hash(*parts: object, n: int = 10) -> str:
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:n]
 

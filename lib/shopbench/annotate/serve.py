@@ -11,7 +11,10 @@ How a page knows who annotates what (each read by :func:`settings` in the notebo
 * environment variables, set by this launcher from its options, for the whole server:
   ``SHOPBENCH_ANNOTATOR`` (default annotator), ``SHOPBENCH_ANNOTATION_STORE`` (answers folder),
   ``SHOPBENCH_ANNOTATION_SOURCE`` (``paceshop`` | ``tau_bench``), ``SHOPBENCH_ANNOTATION_PAIRS``
-  (how many pairs), ``SHOPBENCH_ANNOTATION_PROFILE`` (profile), ``SHOPBENCH_TAU_BENCH_PATH``;
+  (how many pairs), ``SHOPBENCH_ANNOTATION_PROFILE`` (profile), ``SHOPBENCH_TAU_BENCH_PATH``,
+  ``SHOPBENCH_ANNOTATION_PAIRS_FILE`` (``--pairs FILE``: a pair set served exactly as it is, e.g. a
+  selection exported from the results explorer; checked here before Voila starts, so a missing or
+  malformed file is one message naming it, exit 2, and never a traceback on an annotator's page);
 * the query parameter ``annotator``, per page: ``http://127.0.0.1:PORT/?annotator=alice`` lets
   several annotators share one server, each with their own file. A URL never chooses a folder.
 
@@ -31,6 +34,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, quote
 
+from ..errors import exit_on_user_error
 from ..paths import NOTEBOOKS_DIR
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +46,7 @@ ENV = {
     "n_pairs": "SHOPBENCH_ANNOTATION_PAIRS",
     "profile": "SHOPBENCH_ANNOTATION_PROFILE",
     "tau_bench_path": "SHOPBENCH_TAU_BENCH_PATH",
+    "pairs_file": "SHOPBENCH_ANNOTATION_PAIRS_FILE",
 }
 QUERY_KEYS = ("annotator",)
 
@@ -129,6 +134,7 @@ def voila_argv(notebook: str | Path, port: int, ip: str = "127.0.0.1") -> list[s
             "--Voila.port_retries=0", "--no-browser", f"--VoilaConfiguration.template={OFFLINE_TEMPLATE}"]  # fmt: skip
 
 
+@exit_on_user_error
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m shopbench.annotate.serve", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -136,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", help="answers folder (default: outputs/<profile>/annotations)")
     ap.add_argument("--source", choices=["paceshop", "tau_bench", "padme"], help="which pairs to annotate")
     ap.add_argument("--n-pairs", type=int, help="how many pairs")
+    ap.add_argument("--pairs", metavar="FILE",
+                    help="a pair set (JSONL) to annotate exactly, e.g. the explorer's 'Export selection as pairs'")  # fmt: skip
     ap.add_argument(
         "--profile", help="profile name or YAML path (default: the profile built last, else smoke)"
     )
@@ -147,15 +155,22 @@ def main(argv: list[str] | None = None) -> int:
     nb = Path(a.notebook).resolve()
     if not nb.exists():
         ap.error(f"notebook {nb} does not exist (python -m shopbench.annotate.notebook writes it)")
+    if a.pairs is not None:
+        if a.source or a.n_pairs is not None:
+            ap.error("--pairs serves exactly the pairs of its file: drop --source and --n-pairs")
+        from .pairs import read_pair_set
+
+        n = len(read_pair_set(a.pairs))  # a missing or malformed file: one message naming it (exit 2)
+        print(f"pairs: the {n} pairs of {Path(a.pairs).resolve()}", flush=True)
     if a.profile is None:
         a.profile = last_built_profile()
         print(f"profile: {a.profile or 'smoke'} "
               f"({'the one built last' if a.profile else 'no profile built yet'}; --profile or PROFILE= to choose)")  # fmt: skip
     values = {"annotator": a.annotator, "store_dir": a.store, "source": a.source, "n_pairs": a.n_pairs,
-              "profile": a.profile, "tau_bench_path": a.tau_bench_path}  # fmt: skip
+              "profile": a.profile, "tau_bench_path": a.tau_bench_path, "pairs_file": a.pairs}  # fmt: skip
     for key, value in values.items():
         if value is not None:
-            if key in ("store_dir", "tau_bench_path"):
+            if key in ("store_dir", "tau_bench_path", "pairs_file"):
                 value = str(Path(value).resolve())
             os.environ[ENV[key]] = str(value)
     if a.annotator:

@@ -26,6 +26,6 @@ _EXPORTS = {
     ],
     ".shop": ["trial_steps", "reveal_schedule", "turn_flags", "trial_index"],
     ".padme": ["pairs_index", "votes_table", "evaluator_table", "pair_summary"],
-    ".widget": ["explore", "Explorer"],
+    ".widget": ["explore", "Explorer", "for_display"],
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

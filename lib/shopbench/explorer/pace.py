@@ -259,8 +259,8 @@ def judge_vs_gold(row: Mapping) -> pd.DataFrame:
     """The judge's parsed fields beside the gold ones (one row per field; "–" where a side has none)."""
 
     def show(v):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            return "–"
+        if v is None or (not isinstance(v, (str, list, tuple, dict, np.ndarray)) and bool(pd.isna(v))):
+            return "–"  # None, NaN, <NA>, NaT
         if isinstance(v, (list, tuple, np.ndarray)):
             return ", ".join(map(str, v)) or "–"
         return str(v)
@@ -300,8 +300,9 @@ def export_pairs(
 
     Each selected BAD record is paired with its GOOD base (same query and persona); a selected GOOD
     record brings all its BAD siblings; persona swaps have no same-persona sibling and are left out.
-    Returns ``(path, number of pairs)``; annotate them in any notebook with
-    ``shopbench.annotate.annotate(read_pairs(path), "alice", store_dir)``."""
+    Returns ``(path, number of pairs)``; serve exactly these pairs to annotators with
+    ``make annotate ANNOTATE_ARGS="--pairs PATH"`` (:func:`shopbench.annotate.read_pair_set`), or
+    annotate them in any notebook with ``shopbench.annotate.annotate(read_pairs(path), "alice", store_dir)``."""
     from ..annotate.pairs import PairImportError, pairs_from_paceshop, write_pairs
 
     ids = set(record_ids)

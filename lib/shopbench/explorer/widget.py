@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..report.artifacts import MISSING
 from . import pace as PC
 from . import padme as PX
 from . import shop as SX
@@ -45,21 +46,47 @@ def _cls(widget, name: str):
     return widget
 
 
+def is_missing(v) -> bool:
+    """None, NaN, ``pd.NA`` or ``NaT`` (a string, list or array is a value, even when empty)."""
+    if v is None:
+        return True
+    if isinstance(v, (str, bytes, list, tuple, dict, set)) or hasattr(v, "__len__"):
+        return False
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def for_display(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as the explorer shows it: every missing value (None, NaN, ``<NA>``, NaT), in the
+    body and the index, as the project's one missing-value mark "–" (:data:`MISSING`); other values
+    unchanged. Use it to ``display`` an explorer table in a notebook."""
+    out = df.astype(object).map(lambda v: MISSING if is_missing(v) else v)
+    if isinstance(out.index, pd.MultiIndex):
+        out.index = pd.MultiIndex.from_tuples(
+            [tuple(MISSING if is_missing(x) else x for x in t) for t in out.index], names=out.index.names
+        )
+    else:
+        out.index = pd.Index([MISSING if is_missing(x) else x for x in out.index], name=out.index.name)
+    return out
+
+
 def _table(df: pd.DataFrame, max_rows: int = 200, index: bool = True) -> str:
     if df is None or len(df) == 0:
         return "<p class='sb-note'>(nothing)</p>"
     more = f"<p class='sb-note'>first {max_rows} of {len(df)} rows</p>" if len(df) > max_rows else ""
-    shown = df.head(max_rows).astype(object)
-    return shown.where(shown.notna(), "–").to_html(index=index, escape=True, border=0) + more
+    shown = for_display(df.head(max_rows))  # one number format: floats with 3 decimals (as the paper index)
+    return shown.to_html(index=index, escape=True, border=0, float_format=lambda v: f"{v:.3f}") + more
 
 
 def _fmt(v: float) -> str:
-    return "–" if pd.isna(v) else f"{v:.2f}"
+    return MISSING if is_missing(v) else f"{v:.2f}"
 
 
-def _s(v, empty: str = "–") -> str:
-    """A value for a one-line label: ``empty`` for None, NaN or ""."""
-    return empty if v is None or (isinstance(v, float) and v != v) or v == "" else str(v)
+def _s(v, empty: str = MISSING) -> str:
+    """A value for a one-line label: ``empty`` for None, NaN, ``<NA>``, NaT or ""."""
+    return empty if is_missing(v) or v == "" else str(v)
 
 
 def _missing(e: MissingResults) -> str:
@@ -226,7 +253,7 @@ class PacePanel:
         opts = []
         for i, r in enumerate(self.view.head(self.max_rows).itertuples(index=False)):
             mark = "✓" if r.verdict_correct else "✗"
-            opts.append((f"{mark} {r.record_id} · {r.backbone} · {r.label}/{r.kind} t{r.tier} · gold {_s(r.gold_family)} @ "
+            opts.append((f"{mark} {r.record_id} · {r.backbone} · {_s(r.label)}/{_s(r.kind)} t{_s(r.tier)} · gold {_s(r.gold_family)} @ "
                          f"{_s(r.gold_location)} · judged {_s(r.verdict, 'FAILED')} {_s(r.defect_family, '')} @ "
                          f"{_s(r.defect_location, '')} · counts as {r.counts_as}", i))  # fmt: skip
         self.records.options = opts
@@ -254,10 +281,10 @@ class PacePanel:
         err = row.get("parse_error") or row.get("error")
         left = PC.record_html(rec) if rec is not None else "<p class='sb-note'>record not in the build</p>"
         right = (f"<h4>Judge {html.escape(str(row['protocol']))} / {html.escape(str(row['backbone']))}"
-                 f" (repeat {row.get('repeat', 0)})</h4>{judge}"
+                 f" (repeat {_s(row.get('repeat', 0))})</h4>{judge}"
                  + (f"<p class='sb-flags'>parse failure: {html.escape(str(err))}</p>" if not row.get("parse_ok", True) else "")
-                 + f"<h4>Rationale</h4><pre>{html.escape(str(row.get('rationale') or '–'))}</pre>"
-                 f"<h4>Raw output</h4><pre>{html.escape(str(row.get('raw_output') or '–'))}</pre>")  # fmt: skip
+                 + f"<h4>Rationale</h4><pre>{html.escape(_s(row.get('rationale')))}</pre>"
+                 f"<h4>Raw output</h4><pre>{html.escape(_s(row.get('raw_output')))}</pre>")  # fmt: skip
         return (f"<div class='sb-x sb-x-record'><h3>{html.escape(str(row['record_id']))}</h3><p>{gold}</p>"
                 f"<div style='display:flex;gap:1.5em'><div style='flex:1;min-width:0'>{left}</div>"
                 f"<div style='flex:1;min-width:0'>{right}</div></div></div>")  # fmt: skip
@@ -273,8 +300,10 @@ class PacePanel:
     def _export(self) -> None:
         try:
             path, n = PC.export_pairs(self.r.records, self.view["record_id"].unique(), self.export_path.value)
-            self.export_msg.value = (f"wrote {n} pairs to <code>{html.escape(str(path))}</code> — annotate with "
-                                     f"<code>shopbench.annotate.annotate(shopbench.annotate.read_pairs(path), 'alice', store_dir)</code>")  # fmt: skip
+            cmd = f'make annotate ANNOTATE_ARGS="--pairs {path}"'
+            self.export_msg.value = (f"wrote {n} pairs to <code>{html.escape(str(path))}</code> — serve them to annotators "
+                                     f"with <code>{html.escape(cmd)}</code>, or in a notebook: <code>shopbench.annotate."
+                                     f"annotate(shopbench.annotate.read_pairs(path), 'alice', store_dir)</code>")  # fmt: skip
         except Exception as e:  # shown, not raised: a click has no traceback to read
             self.export_msg.value = f"<span class='sb-flags'>not exported: {html.escape(str(e))}</span>"
 
@@ -296,7 +325,7 @@ class ShopPanel:
 
     def _agent(self) -> None:
         idx = self.index if self.agent.value == ALL else self.index[self.index["agent"] == self.agent.value]
-        self.trial.options = [(f"{r.agent} · {r.trial_id} · {r.style} · {r.turns} turns · {r.termination}", i)
+        self.trial.options = [(f"{r.agent} · {r.trial_id} · {_s(r.style)} · {r.turns} turns · {_s(r.termination)}", i)
                               for i, r in idx.iterrows()]  # fmt: skip
         self.trial.value = self.trial.options[0][1] if self.trial.options else None
         self._show()
@@ -312,8 +341,8 @@ class ShopPanel:
         rules = "".join(f"<li><b>{k}</b>: {html.escape(v)}</li>" for k, v in SX.FLAG_RULES.items())
         self.out.value = (
             f"<div class='sb-x'><h3>{html.escape(t.trial_id)} · {html.escape(t.agent)}</h3>"
-            f"<p>{t.scenario.kind}, tier {t.scenario.tier}, difficulty {t.scenario.difficulty}, reveal <b>{t.scenario.style}</b>, "
-            f"max turns {t.scenario.max_turns}; ended <b>{html.escape(t.termination)}</b>; final cart "
+            f"<p>{_s(t.scenario.kind)}, tier {_s(t.scenario.tier)}, difficulty {_s(t.scenario.difficulty)}, reveal "
+            f"<b>{_s(t.scenario.style)}</b>, max turns {_s(t.scenario.max_turns)}; ended <b>{html.escape(t.termination)}</b>; final cart "
             f"{html.escape(SX._cart_text(t.final_cart))}</p><h4>Reveal schedule</h4>{_table(sched, index=False)}"
             f"<h4>Turn by turn</h4>{_table(steps, 500, index=False)}"
             f"<details><summary>what the flags mean</summary><ul>{rules}</ul></details>"
@@ -340,7 +369,7 @@ class PadmePanel:
         idx = self.index
         if self.kept.value != ALL:
             idx = idx[idx["kept"] == (self.kept.value == "kept")]
-        self.pair.options = [(f"{r.pair_id} · {r.criterion} · {r.contrast} · {r.domain} · {r.filter_outcome}", i)
+        self.pair.options = [(f"{r.pair_id} · {_s(r.criterion)} · {_s(r.contrast)} · {_s(r.domain)} · {_s(r.filter_outcome)}", i)
                              for i, r in idx.iterrows()]  # fmt: skip
         self.pair.value = self.pair.options[0][1] if self.pair.options else None
         self._show()
@@ -354,8 +383,8 @@ class PadmePanel:
         a = summ.attrs
         self.out.value = (
             f"<div class='sb-x'><h3>{html.escape(p.pair_id)}</h3><p>criterion <b>{html.escape(p.criterion)}</b> · contrast "
-            f"{html.escape(p.contrast)} · {html.escape(p.domain)} · attempt {a['attempt']} · depth {a['depth']} · "
-            f"<b>{a['filter_outcome']}</b></p>{_table(summ.drop(columns=['steering']))}"
+            f"{html.escape(_s(p.contrast))} · {html.escape(_s(p.domain))} · attempt {_s(a['attempt'])} · depth {_s(a['depth'])} · "
+            f"<b>{html.escape(_s(a['filter_outcome']))}</b></p>{_table(summ.drop(columns=['steering']))}"
             f"<h4>Filter votes (slot order per judge)</h4>{_table(PX.votes_table(p), index=False)}"
             f"<h4>Evaluator scores</h4>{_table(PX.evaluator_table(p, self.scores), index=False)}"
             f"<h4>The two trajectories</h4>{PX.pair_html(p)}</div>"
@@ -400,4 +429,4 @@ def explore(profile: str | Path | Results = "smoke", mean_backbones: Sequence[st
     return Explorer(results, mean_backbones)
 
 
-__all__ = ["Explorer", "PacePanel", "ShopPanel", "PadmePanel", "explore"]
+__all__ = ["Explorer", "PacePanel", "ShopPanel", "PadmePanel", "explore", "for_display", "is_missing"]

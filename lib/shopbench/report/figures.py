@@ -148,6 +148,28 @@ def _relocate_legend(ax, outside: bool) -> list[str]:
     return dropped
 
 
+def merge_identical_series(long, key: str, x: str, y: str):
+    """``long`` (one row per series and ``x``) with ``key`` relabelled so that series with the same
+    ``y`` at every ``x`` share one label, e.g. ``"ares, etapp / local/schema-sampler"`` (a common
+    ``" / <suffix>"`` is written once; otherwise the names are joined with ", "). Series that coincide
+    draw one visible line: one legend entry names them all, instead of entries for lines hidden under
+    another. Values are compared rounded to 9 decimals; a missing value matches only a missing value."""
+    wide = long.pivot_table(index=key, columns=x, values=y, aggfunc="mean", dropna=False)
+    groups: dict[tuple, list[str]] = {}
+    for k in dict.fromkeys(long[key]):  # first-appearance order
+        row = wide.loc[k].to_numpy(dtype=float) if k in wide.index else np.array([])
+        groups.setdefault(tuple("nan" if np.isnan(v) else round(float(v), 9) for v in row), []).append(str(k))
+    label = {}
+    for members in groups.values():
+        suffixes = {m.rsplit(" / ", 1)[-1] for m in members if " / " in m}
+        if len(members) > 1 and len(suffixes) == 1 and all(" / " in m for m in members):
+            text = ", ".join(m.rsplit(" / ", 1)[0] for m in members) + " / " + suffixes.pop()
+        else:
+            text = ", ".join(members)
+        label.update({m: text for m in members})
+    return long.assign(**{key: long[key].astype(str).map(label)})
+
+
 def tidy(fig, name: str, caption: str) -> list[str]:
     """Apply the presentation rules to ``fig`` in place; return sentences to add to the caption."""
     notes: list[str] = []
