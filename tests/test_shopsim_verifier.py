@@ -447,6 +447,12 @@ def test_bootstrap_success_is_seeded_and_contains_the_estimate():
     c = battery.bootstrap_contrast(sc, "a", "b", n_boot=2000, seed=3)
     assert c["diff"] == pytest.approx(0.4) and c["low"] <= 0.4 <= c["high"]
     assert c == battery.bootstrap_contrast(sc, "a", "b", n_boot=2000, seed=3)
+    # a budgeted agent that scored no general trial: a row that says so, not an exception (it stopped make paper)
+    e = battery.bootstrap_contrast(sc, "a", "llm:out-of-budget", n_boot=200, seed=3)
+    assert (
+        (e["n_a"], e["n_b"], e["separated"]) == (10, 0, False) and np.isnan(e["diff"]) and np.isnan(e["low"])
+    )
+    assert "llm:out-of-budget" in e["note"]
 
 
 def test_bootstrap_covers_eight_agents_and_every_tier():  # its speed: the shop benchmark

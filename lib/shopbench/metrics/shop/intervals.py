@@ -82,13 +82,21 @@ def bootstrap_contrast(
 ) -> dict:
     """Exact-cart success difference ``rate(a) - rate(b)``: the two unpaired runs are resampled
     independently and the central ``ci`` of the difference is reported (§5). ``separated`` is True when
-    the interval excludes 0."""
+    the interval excludes 0.
+
+    An agent with no scored trial of ``kinds`` (a budgeted LLM agent whose budget ran out before its first
+    general trial) gives a row with its ``n`` = 0, no difference and no interval, and a ``note`` saying so:
+    a sweep's table is never lost to one empty run."""
     df = _success(scores, kinds)
     xa = df.loc[df["agent"] == a, "_x"].to_numpy(float)
     xb = df.loc[df["agent"] == b, "_x"].to_numpy(float)
-    for name, x in ((a, xa), (b, xb)):
-        if x.size == 0:
-            raise ValueError(f"agent {name!r} has no {'/'.join(kinds)} trials with an exact-cart score")
+    empty = [name for name, x in ((a, xa), (b, xb)) if x.size == 0]
+    if empty:
+        nan = float("nan")
+        return {"a": a, "b": b, "n_a": int(xa.size), "n_b": int(xb.size),
+                "rate_a": float(xa.mean()) if xa.size else nan, "rate_b": float(xb.mean()) if xb.size else nan,
+                "diff": nan, "low": nan, "high": nan, "separated": False,
+                "note": f"no {'/'.join(kinds)} trials with an exact-cart score for {', '.join(map(str, empty))}"}  # fmt: skip
     d = _rates(xa, n_boot, _rng(seed, str(a), "contrast-a")) - _rates(
         xb, n_boot, _rng(seed, str(b), "contrast-b")
     )
