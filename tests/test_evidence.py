@@ -108,6 +108,35 @@ def test_a_stand_in_row_labelled_measured_is_found(ctx):
     ]
 
 
+def test_a_majority_row_over_measured_members_passes_the_audit(ctx):
+    """majority@k rows take the members' kind when the table is registered; the audit re-derives it from
+    the same members (a paper run reported 35 false problems when it did not)."""
+    runs = pd.DataFrame({"backbone": ["llamacpp/a", "llamacpp/b", "majority@2"], "s0": [0.5, 0.6, 0.55]})
+    ctx.table(
+        runs,
+        "t_vote",
+        "Votes.",
+        evidence=ctx.evidence.per_row("backbone", members=["llamacpp/a", "llamacpp/b"]),
+    )
+    known = pd.DataFrame({"backbone": ["local/oracle-rules", "majority@1"], "s0": [0.9, 0.9]})
+    ctx.table(
+        known,
+        "t_vote_known",
+        "Votes.",
+        evidence=ctx.evidence.per_row("backbone", members=["local/oracle-rules"]),
+    )
+    build_index(ctx.paper_dir, {"profile": "smoke", "notebooks": []})
+    index = json.loads((ctx.paper_dir / "index.json").read_text())
+    assert not [p for p in index["evidence_problems"] if "t_vote" in p]
+    rows = pd.read_csv(ctx.paper_dir / "tables" / "t_vote.csv")
+    assert list(rows[E.EVIDENCE_COLUMN]) == [E.MEASURED] * 3
+    known_rows = pd.read_csv(ctx.paper_dir / "tables" / "t_vote_known.csv")
+    assert list(known_rows[E.EVIDENCE_COLUMN]) == [E.KNOWN] * 2
+    # the same row labelled measured by hand, with no members recorded, is still caught
+    assert E.audit([{"kind": "table", "name": "x", "notebook": "n", "evidence": E.MEASURED}],
+                   read_table=lambda a: pd.DataFrame({"backbone": ["majority@2"]}))  # fmt: skip
+
+
 def test_producers_of_the_real_pipeline_are_classified():
     """The names the shop sweep, the PADMÉ roster and the PACE judges really use."""
     from shopbench.config import load_profile

@@ -128,8 +128,12 @@ def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance:
 
 
 def _fixed(evidence) -> dict:
-    """Producers whose per-row kind the notebook fixed (kept for the audit)."""
-    return {"evidence_fixed": dict(evidence.fixed)} if isinstance(evidence, PerRow) and evidence.fixed else {}
+    """Producers whose per-row kind the notebook fixed, and the members that ``majority@k`` / mean rows
+    combine (both kept for the audit, which re-derives each row's kind)."""
+    if not isinstance(evidence, PerRow):
+        return {}
+    return {**({"evidence_fixed": dict(evidence.fixed)} if evidence.fixed else {}),
+            **({"evidence_members": list(evidence.members)} if evidence.members else {})}  # fmt: skip
 
 
 # ---- presentation (issue 16 §3) ------------------------------------------------------------------

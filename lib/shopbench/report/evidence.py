@@ -360,6 +360,7 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
             problems.append(f"{where}: labelled rehearsal but not recorded as made in a rehearsal")
             continue
         fixed = a.get("evidence_fixed") or {}
+        members = tuple(a.get("evidence_members") or ())  # what majority@k / mean rows combine
         for part, pk_label in (a.get("evidence_parts") or {}).items():
             pk, why = producer_kind(part)
             if pk_label == MEASURED and pk == KNOWN and part not in fixed and part.strip() not in NO_PRODUCER:
@@ -376,7 +377,7 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
             for i, (producer, rk) in enumerate(zip(df[col], row_kinds, strict=True)):
                 if str(producer).strip() in NO_PRODUCER:
                     continue
-                pk, why = producer_kind(producer)
+                pk, why = producer_kind(producer, members)
                 if rk == MEASURED and pk == KNOWN and str(producer) not in fixed:
                     problems.append(f"{where} row {i}: {col} {producer!r} is a known-answer stand-in ({why}) "
                                     "but the row is labelled measured")  # fmt: skip
