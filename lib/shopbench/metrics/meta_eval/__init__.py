@@ -10,6 +10,7 @@ from .pairwise import (
     MISSING,
     PAIR_ATTRIBUTES,
     TABLE4_PROPERTIES,
+    TABLE4_SOURCES,
     Contamination,
     accuracy_by,
     agreement,
@@ -25,7 +26,7 @@ from .pairwise import (
 )
 
 __all__ = [
-    "AXES", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "accuracy_by", "agreement",
+    "AXES", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "TABLE4_SOURCES", "accuracy_by", "agreement",
     "contamination", "evaluator_summary", "pair_outcomes", "pairs_frame", "property_correlations",
     "reward_label_accuracy", "reward_pairs", "score_statistics", "sweep_table",
 ]  # fmt: skip

@@ -39,10 +39,15 @@ Conventions chosen here (the paper does not spell them out):
 * Bootstrap CIs: percentile bootstrap (``shopbench.stats.bootstrap``) resampling pairs (or clusters
   of pairs, ``cluster=``), the statistic being the run-averaged accuracy; seeded, vectorised (one
   matrix product per block of resamples for all evaluators and subsets at once).
-* Table 4's seven properties are not all named in the text; it names tie rate, distinct scores,
-  leniency, total and active parameters, and reasoning (Table 3's remaining candidates are release
-  date and average score SD). :data:`TABLE4_PROPERTIES` takes average score SD as the seventh;
-  ``columns=`` takes any others.
+* Table 4's seven properties are not all named in the text; §5.3 "Correlation Analysis" names six:
+  tie rate ("Tie rates range from 3.4% to 56.9% and correlate strongly with accuracy"), distinct
+  scores ("distinct score count correlates with accuracy at ρ=+0.797"), leniency ("The mean score
+  an evaluator assigns [...] ρ=−0.725"), total and active parameters ("Total parameter (ρ=+0.725)
+  and active parameter counts (ρ=+0.518 [...])") and reasoning ("Reasoning is a binary factor",
+  the caption). Table 4's rows are lost in our copy. Table 3's remaining candidates are release
+  date and average score SD; :data:`TABLE4_PROPERTIES` takes average score SD as the seventh — **a
+  guess**, marked as such in every Table 4 this module returns (column ``source``,
+  :data:`TABLE4_SOURCES`); ``columns=`` takes any others.
 * Contamination (Table 19) — for each evaluator whose model took part in synthesis (as agent,
   filter judge or steering generator, from the pairs' ``agent_model`` / ``judges`` /
   ``steering_model``, or declared ``in_pipeline``): accuracy on *self-generated* pairs (the pair's
@@ -67,6 +72,11 @@ from shopbench.stats.bootstrap import bootstrap, bootstrap_ratio
 AXES = ("domain", "criterion", "contrast", "agent_model")  # the Table 18 breakdown blocks
 TABLE4_PROPERTIES = ("tie_rate", "distinct_scores", "leniency", "total_params_b", "active_params_b", "reasoning",
                      "score_sd")  # fmt: skip
+TABLE4_SOURCES = {
+    "tie_rate": "named in §5.3", "distinct_scores": "named in §5.3", "leniency": "named in §5.3",
+    "total_params_b": "named in §5.3", "active_params_b": "named in §5.3", "reasoning": "named in Table 4's caption",
+    "score_sd": "guessed: §5.3 names six of the seven and Table 4's rows are lost in our copy",
+}  # fmt: skip
 PAIR_ATTRIBUTES = ("task_id", "domain", "criterion", "contrast", "agent_model", "source")
 MISSING = "(missing)"
 
@@ -446,6 +456,7 @@ def property_correlations(summary: pd.DataFrame, properties=None, columns: Seque
     out = pd.DataFrame(rows)
     reject, adj = holm(out["p"].to_numpy(float), alpha)
     out["p_holm"], out["significant"] = adj, reject
+    out["source"] = out["property"].map(lambda c: TABLE4_SOURCES.get(c, "chosen by the caller"))
     return out.sort_values("rho", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
 
 
