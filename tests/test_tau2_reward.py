@@ -153,3 +153,40 @@ def test_padme_source_rewards(data):
         make_source({"kind": "tau2", "path": str(TAU2), "fidelity": "x"}, ROOT)
     with pytest.raises(ValueError, match="reward_basis"):
         make_source({"kind": "tau2", "path": str(TAU2), "reward_basis": "communicate"}, ROOT)
+
+
+class _FakeGateway:
+    """Records the NL judge's call and answers it (the gateway's ``call`` / ``run`` surface)."""
+
+    backbones: dict = {}
+
+    def __init__(self, met: bool):
+        self.met, self.calls = met, []
+
+    def call(self, backbone, item_id, messages, **kw):
+        self.calls.append({"backbone": backbone, "item_id": item_id, "messages": messages, **kw})
+        return self.calls[-1]
+
+    def run(self, calls, run_id, **kw):
+        out = []
+        for c in calls:
+            asserted = c["messages"][1]["content"].split("expectedOutcomes:\n        ")[1].strip()
+            n = len(eval(asserted))  # the Python list tau2-bench writes
+            res = [{"expectedOutcome": "x", "reasoning": "r", "metExpectation": self.met}] * n
+            out.append({"item_id": c["item_id"], "status": "ok", "raw_output": json.dumps({"results": res})})
+        return out
+
+
+def test_padme_source_nl_judge_through_the_gateway(data):
+    """A backbone as nl_judge: one call per rollout with assertions, under the contract, run id padme-tau2-nl."""
+    src = make_source({"kind": "tau2", "path": str(TAU2), "nl_judge": "judge-model"}, ROOT)
+    t2 = next(t for t in src.tasks() if t.meta["tau2_id"] == "2")
+    for met, want in ((True, 1.0), (False, 0.0)):
+        gw = _FakeGateway(met)
+        r = src.rollout(t2, RESOLVE, "good", "", SCRIPTED, 0, gateway=gw)
+        [call] = gw.calls
+        assert call["schema_name"] == "tau2_nl_assertions" and call["schema"]["required"] == ["results"]
+        assert r.meta["reward_breakdown"]["nl_judge"] == "judge-model" and r.reward == want
+    t0 = next(t for t in src.tasks() if t.meta["tau2_id"] == "0")  # no assertions: no call
+    gw = _FakeGateway(False)
+    assert src.rollout(t0, RESOLVE, "good", "", SCRIPTED, 0, gateway=gw).reward == 1.0 and gw.calls == []
