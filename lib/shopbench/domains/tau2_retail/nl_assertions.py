@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...judging import Invalid, JudgeSpec, Judgment
+from ...judging import Invalid, JudgeSpec, Judgment, judge
 from ...judging.spec import Outcome
 
 __all__ = [
@@ -117,6 +117,11 @@ class NLAssertionSpec(JudgeSpec[NLItem, list]):
                           "per assertion, in order")  # fmt: skip
         return [{"nl_assertion": a, "met": bool(r["metExpectation"]), "justification": r["reasoning"],
                  "judge_repeated": r["expectedOutcome"]} for a, r in zip(item.assertions, results, strict=True)]  # fmt: skip
+
+
+@judge
+def tau2_nl_assertions() -> NLAssertionSpec:
+    return NLAssertionSpec()
 
 
 _AMOUNT = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
