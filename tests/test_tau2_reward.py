@@ -190,3 +190,12 @@ def test_padme_source_nl_judge_through_the_gateway(data):
     t0 = next(t for t in src.tasks() if t.meta["tau2_id"] == "0")  # no assertions: no call
     gw = _FakeGateway(False)
     assert src.rollout(t0, RESOLVE, "good", "", SCRIPTED, 0, gateway=gw).reward == 1.0 and gw.calls == []
+
+
+def test_known_answer_nl_judge_makes_the_synthesis_tables_known_answer():
+    from shopbench.report.evidence import padme_synthesis_kind
+
+    llm = {"agent": "gpt-x", "steering": "gpt-x", "filter_judges": [{"backbone": "gpt-x"}]}
+    ka = {**llm, "sources": [{"kind": "tau2", "nl_judge": "known-answer"}]}
+    assert padme_synthesis_kind(ka)[0] == "known-answer" and "NL_ASSERTION" in padme_synthesis_kind(ka)[1]
+    assert "NL_ASSERTION" not in padme_synthesis_kind(llm)[1]
