@@ -20,10 +20,12 @@ Two fidelities (:data:`FIDELITIES`), chosen with :func:`make_tools`:
   :data:`CORRECTIONS` with what it changes. Use it only where a result need not be comparable with
   published τ²-bench numbers.
 
-The one place the ``"tau2"`` tools knowingly differ: ``calculate`` refuses an integer power whose
-result would exceed about 100,000 bits (τ²-bench's ``eval`` would compute it for minutes or run out
-of memory before ``float()`` overflows), answering with the ``OverflowError`` text ``float()``
-gives for it.
+Where the ``"tau2"`` tools knowingly differ: ``calculate`` refuses an integer power whose result
+would exceed about 100,000 bits (τ²-bench's ``eval`` would compute it for minutes or run out of
+memory before ``float()`` overflows), answering with the ``OverflowError`` text ``float()`` gives
+for it, and answers "Invalid expression" for a ``**`` inside a call such as ``(2**3)(1)`` (eval:
+"'int' object is not callable"). A non-string address argument fails with pydantic's validation
+text, whose link names the installed pydantic version (2.14 here and in the fixtures).
 """
 
 from __future__ import annotations
