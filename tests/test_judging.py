@@ -144,7 +144,8 @@ def test_model_judge_asks_all_items_in_one_gateway_run(tmp_path):
 def test_every_judge_family_is_registered_and_its_prompt_loads():
     names = J.judge_names()
     for name in ("pacejudge", "ares", "etapp", "padme_filter", "padme_evaluator", "shopsim_refusal",
-                 "shopsim_toolcalls", "shopsim_claims", "shopsim_attributes", "shopsim_clarification"):  # fmt: skip
+                 "shopsim_toolcalls", "shopsim_claims", "shopsim_attributes", "shopsim_clarification",
+                 "tau2_nl_assertions"):  # fmt: skip
         assert name in names
     for name in names:
         spec = J.get_judge(name)

@@ -237,6 +237,9 @@ def test_table4_reproduces_the_paper_from_table18():
     assert (
         corr.loc["tie_rate", "significant"] and not corr.loc["active_params_b", "significant"]
     )  # "not significant"
+    # §5.3 names six properties; the seventh (average score SD) is a guess and the table says so
+    assert corr.loc["score_sd", "source"].startswith("guessed") and len(corr) == 7
+    assert (corr.drop(index="score_sd")["source"].str.startswith("named")).all()
 
 
 def test_agreement_eq5():
@@ -534,3 +537,25 @@ def test_evaluators_from_profile(tmp_path):
     bad = Profile("t", tmp_path / "t.yaml", {"padme": {"evaluators": [{"backbone": "m", "x": 1}]}}, "x")
     with pytest.raises(ParamError, match=r"t.yaml: key 'padme.evaluators\[0\]\.x': unknown key"):
         evaluators_from_profile(bad)
+
+
+def test_domain_breakdown_names_the_four_paper_domains():
+    """§5.3: "domain (retail, telecom, banking, airline)". Steered rows keep the synthetic label, the recorded
+    airline pairs join as a meta-evaluation-only domain, and each missing domain gets a row saying why."""
+    from shopbench.metrics.meta_eval import PAPER_DOMAINS, domain_breakdown
+
+    by = pd.DataFrame({"evaluator": ["h", "h", "h"], "axis": ["domain", "domain", "criterion"],
+                       "value": ["retail", "shop", "friendliness"], "n_pairs": [4, 6, 10], "accuracy": [0.5, 0.7, 0.6],
+                       "accuracy_sd": [0.0] * 3, "ci_low": [0.2] * 3, "ci_high": [0.9] * 3})  # fmt: skip
+    rec = pd.DataFrame({"n_pairs": [30], "accuracy": [0.6], "accuracy_sd": [0.01], "accuracy_ci_low": [0.5],
+                        "accuracy_ci_high": [0.7]}, index=pd.Index(["h"], name="evaluator"))  # fmt: skip
+    t = domain_breakdown(by, rec, extra_domains=["shop"])
+    assert list(t.domain) == ["retail", "shop", "airline", "telecom", "banking"]
+    assert t.set_index("domain").loc["airline", "label"] == "environment reward (recorded pairs)"
+    assert t.set_index("domain").loc["airline", "n_pairs"] == 30
+    missing = t[t.evaluator == "(none)"]
+    assert set(missing.domain) == {"telecom", "banking"} and missing.accuracy.isna().all()
+    assert all(c.startswith("missing:") for c in missing.coverage) and set(PAPER_DOMAINS) == {
+        "retail", "telecom", "banking", "airline"}  # fmt: skip
+    # without recorded pairs, airline is listed as absent too
+    assert "airline" in set(domain_breakdown(by, None).domain)

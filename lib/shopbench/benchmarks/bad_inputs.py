@@ -855,6 +855,17 @@ def _tau2_db_json_lacks_orders(d, fx):
     return _t2(d, fx, db={"products": {}, "users": {}}), "db.json", None
 
 
+@case(
+    "tau2: db.json order price not a number", "padme.sources.tau2.load_tau2", "tau2 and recorded trajectories"
+)
+def _tau2_db_json_price_not_a_number(d, fx):
+    addr = dict.fromkeys(("address1", "address2", "city", "country", "state", "zip"), "x")
+    order = {"order_id": "#W1", "user_id": "u", "address": addr, "status": "pending", "fulfillments": [],
+             "payment_history": [], "items": [{"name": "Lamp", "product_id": "1", "item_id": "2", "price": "12",
+                                               "options": {}}]}  # fmt: skip
+    return _t2(d, fx, db={"products": {}, "users": {}, "orders": {"#W1": order}}), "items[0].price", "#W1"
+
+
 # ---- recorded trajectories (padme.sources.recorded.load_recorded; owned by h8) --------------------
 
 

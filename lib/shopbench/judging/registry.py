@@ -25,7 +25,7 @@ __all__ = ["get_judge", "judge", "judge_names"]
 _REGISTRY: dict[str, JudgeSpec] = {}
 # the modules that define the project's judges (imported on the first lookup)
 _DEFINED_IN = ("shopbench.judges.protocols", "shopbench.padme.filters", "shopbench.padme.evaluators",
-               "shopbench.shopsim.verifier.judge")  # fmt: skip
+               "shopbench.shopsim.verifier.judge", "shopbench.domains.tau2_retail.nl_assertions")  # fmt: skip
 F = TypeVar("F", bound=Callable[[], "JudgeSpec | Iterable[JudgeSpec]"])
 
 

@@ -53,6 +53,13 @@ class Tau2SourceSpec(Section):
     split: str | None = None
     tool_mode: Literal["native", "json"] | None = None
     max_turns: PositiveInt | None = None
+    fidelity: Literal["tau2", "corrected"] | None = (
+        None  # tau2-bench's tools (default) or the project's fixes
+    )
+    reward_basis: Literal["task", "db_communicate"] | None = (
+        None  # the task's basis (default) or DB x COMMUNICATE
+    )
+    nl_judge: Name | None = None  # None: App. C.3 omits the LLM judge; "known-answer" or a backbone
 
 
 def _source_kind(v: Any) -> str:

@@ -216,18 +216,26 @@ def padme_filter_kinds(cfg: Any) -> dict[str, str]:
 def padme_synthesis_kind(cfg: Any) -> tuple[str, str]:
     """``(kind, why)`` of what a PADMÉ synthesis run's funnel, retention and reward tables report:
     known-answer when the agents are scripted (their conduct follows the steering level by
-    construction) or a filter judge is heuristic; else the combined kind of the model parts."""
+    construction), a filter judge is heuristic or a τ² source judges its NL assertions with the
+    ``known-answer`` stand-in; else the combined kind of the model parts."""
     cfg = _section(cfg)
     why = []
+    nl_judges = [
+        s.get("nl_judge") for s in cfg.get("sources") or [] if isinstance(s, Mapping) and s.get("nl_judge")
+    ]
     if str(cfg.get("agent", "scripted")) == "scripted":
         why.append("scripted agents whose conduct follows the steering level (simulated steering)")
     if KNOWN in padme_filter_kinds(cfg).values():
         why.append(
             "heuristic filter judges that share padme.heuristics.criterion_score with the steering markers"
         )
+    if KNOWN in nl_judges:
+        why.append(
+            "the τ² reward's NL_ASSERTION part judged by the known-answer stand-in (it reads the answer key)"
+        )
     if why:
         return KNOWN, "; ".join(why)
-    parts = [cfg.get("steering"), cfg.get("agent")]
+    parts = [cfg.get("steering"), cfg.get("agent"), *nl_judges]
     return combine(producer_kind(p)[0] for p in parts if p), "LLM steering, agents and filter judges"
 
 

@@ -1,7 +1,9 @@
 """τ²-bench's retail domain read from its published folder (MIT; github.com/sierra-research/tau2-bench,
 ``data/tau2/domains/retail``): :mod:`.data_model` (the folder and one rollout's database),
-:mod:`.tools` (the 16 tools), :mod:`.environment` (the rules of a conversation and the action
-reward), :mod:`.user` (scripted and LLM users), :mod:`.agent` (the LLM agent), :mod:`.text`."""
+:mod:`.tools` (the 16 tools, τ²-bench's behaviour by default, the project's corrections as
+``fidelity="corrected"``), :mod:`.environment` (the rules of a conversation and the reward over the
+task's basis), :mod:`.nl_assertions` (the NL_ASSERTION judge and its known-answer stand-in),
+:mod:`.user` (scripted and LLM users), :mod:`.agent` (the LLM agent), :mod:`.text`."""
 
 from __future__ import annotations
 
@@ -9,30 +11,42 @@ from .agent import LLMRetailAgent
 from .data_model import RetailDB, Tau2Data, Tau2DataError, load_tau2
 from .environment import (
     AGENT_INSTRUCTION,
+    COMPLETED,
     GREETING,
+    REWARD_BASES,
     TRANSFER_MESSAGE,
     RetailEnvironment,
     action_reward,
     agent_system_prompt,
     communicated,
     gold_state,
+    reward_basis,
+    task_reward,
 )
+from .nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem, render_conversation
 from .text import first_person, task_description
 from .tools import (
+    CORRECTIONS,
+    FIDELITIES,
     READ_TOOLS,
     TOOL_NAMES,
     TOOL_SPECS,
     WRITE_TOOLS,
+    CorrectedRetailTools,
     RetailTools,
     ToolError,
+    make_tools,
     replay_actions,
     tool_content,
 )
 from .user import LLMRetailUser, ScriptedRetailUser
 
 __all__ = [
-    "AGENT_INSTRUCTION", "GREETING", "READ_TOOLS", "TOOL_NAMES", "TOOL_SPECS", "TRANSFER_MESSAGE", "WRITE_TOOLS",
-    "LLMRetailAgent", "LLMRetailUser", "RetailDB", "RetailEnvironment", "RetailTools", "ScriptedRetailUser",
-    "Tau2Data", "Tau2DataError", "ToolError", "action_reward", "agent_system_prompt", "communicated",
-    "first_person", "gold_state", "load_tau2", "replay_actions", "task_description", "tool_content",
+    "AGENT_INSTRUCTION", "COMPLETED", "CORRECTIONS", "FIDELITIES", "GREETING", "KNOWN_ANSWER", "READ_TOOLS",
+    "REWARD_BASES", "TOOL_NAMES", "TOOL_SPECS", "TRANSFER_MESSAGE", "WRITE_TOOLS", "CorrectedRetailTools",
+    "KnownAnswerNLJudge", "LLMRetailAgent", "LLMRetailUser", "NLAssertionSpec", "NLItem", "RetailDB",
+    "RetailEnvironment", "RetailTools", "ScriptedRetailUser", "Tau2Data", "Tau2DataError", "ToolError",
+    "action_reward", "agent_system_prompt", "communicated", "first_person", "gold_state", "load_tau2",
+    "make_tools", "render_conversation", "replay_actions", "reward_basis", "task_description", "task_reward",
+    "tool_content",
 ]  # fmt: skip

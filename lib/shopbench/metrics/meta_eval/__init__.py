@@ -9,11 +9,14 @@ from .pairwise import (
     AXES,
     MISSING,
     PAIR_ATTRIBUTES,
+    PAPER_DOMAINS,
     TABLE4_PROPERTIES,
+    TABLE4_SOURCES,
     Contamination,
     accuracy_by,
     agreement,
     contamination,
+    domain_breakdown,
     evaluator_summary,
     pair_outcomes,
     pairs_frame,
@@ -25,7 +28,7 @@ from .pairwise import (
 )
 
 __all__ = [
-    "AXES", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "accuracy_by", "agreement",
-    "contamination", "evaluator_summary", "pair_outcomes", "pairs_frame", "property_correlations",
+    "AXES", "PAPER_DOMAINS", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "TABLE4_SOURCES", "accuracy_by", "agreement",
+    "contamination", "domain_breakdown", "evaluator_summary", "pair_outcomes", "pairs_frame", "property_correlations",
     "reward_label_accuracy", "reward_pairs", "score_statistics", "sweep_table",
 ]  # fmt: skip

@@ -39,10 +39,15 @@ Conventions chosen here (the paper does not spell them out):
 * Bootstrap CIs: percentile bootstrap (``shopbench.stats.bootstrap``) resampling pairs (or clusters
   of pairs, ``cluster=``), the statistic being the run-averaged accuracy; seeded, vectorised (one
   matrix product per block of resamples for all evaluators and subsets at once).
-* Table 4's seven properties are not all named in the text; it names tie rate, distinct scores,
-  leniency, total and active parameters, and reasoning (Table 3's remaining candidates are release
-  date and average score SD). :data:`TABLE4_PROPERTIES` takes average score SD as the seventh;
-  ``columns=`` takes any others.
+* Table 4's seven properties are not all named in the text; §5.3 "Correlation Analysis" names six:
+  tie rate ("Tie rates range from 3.4% to 56.9% and correlate strongly with accuracy"), distinct
+  scores ("distinct score count correlates with accuracy at ρ=+0.797"), leniency ("The mean score
+  an evaluator assigns [...] ρ=−0.725"), total and active parameters ("Total parameter (ρ=+0.725)
+  and active parameter counts (ρ=+0.518 [...])") and reasoning ("Reasoning is a binary factor",
+  the caption). Table 4's rows are lost in our copy. Table 3's remaining candidates are release
+  date and average score SD; :data:`TABLE4_PROPERTIES` takes average score SD as the seventh — **a
+  guess**, marked as such in every Table 4 this module returns (column ``source``,
+  :data:`TABLE4_SOURCES`); ``columns=`` takes any others.
 * Contamination (Table 19) — for each evaluator whose model took part in synthesis (as agent,
   filter judge or steering generator, from the pairs' ``agent_model`` / ``judges`` /
   ``steering_model``, or declared ``in_pipeline``): accuracy on *self-generated* pairs (the pair's
@@ -67,6 +72,11 @@ from shopbench.stats.bootstrap import bootstrap, bootstrap_ratio
 AXES = ("domain", "criterion", "contrast", "agent_model")  # the Table 18 breakdown blocks
 TABLE4_PROPERTIES = ("tie_rate", "distinct_scores", "leniency", "total_params_b", "active_params_b", "reasoning",
                      "score_sd")  # fmt: skip
+TABLE4_SOURCES = {
+    "tie_rate": "named in §5.3", "distinct_scores": "named in §5.3", "leniency": "named in §5.3",
+    "total_params_b": "named in §5.3", "active_params_b": "named in §5.3", "reasoning": "named in Table 4's caption",
+    "score_sd": "guessed: §5.3 names six of the seven and Table 4's rows are lost in our copy",
+}  # fmt: skip
 PAIR_ATTRIBUTES = ("task_id", "domain", "criterion", "contrast", "agent_model", "source")
 MISSING = "(missing)"
 
@@ -446,6 +456,7 @@ def property_correlations(summary: pd.DataFrame, properties=None, columns: Seque
     out = pd.DataFrame(rows)
     reject, adj = holm(out["p"].to_numpy(float), alpha)
     out["p_holm"], out["significant"] = adj, reject
+    out["source"] = out["property"].map(lambda c: TABLE4_SOURCES.get(c, "chosen by the caller"))
     return out.sort_values("rho", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
 
 
@@ -625,6 +636,58 @@ def reward_pairs(rollouts: Iterable, criterion: str = "task_resolution") -> pd.D
                                        "contrast", "agent_model", "reward_worse", "reward_better"])  # fmt: skip
 
 
+# the paper's four domains (§5.3: "domain (retail, telecom, banking, airline)") and what the project has of each
+PAPER_DOMAINS: dict[str, str] = {
+    "retail": "steered trajectory source: τ²-bench retail (tasks, database, tools, policy in ../shared/data/tau2_retail)",
+    "airline": ("meta-evaluation only: 200 recorded tau-bench gpt-4o conversations on 50 tasks, labelled by the "
+                "environment reward (../shared/data/tau_bench_airline_trajectories); the folder has the conversations "
+                "and the policy but no airline database or tools, so nothing can be steered or re-run"),
+    "telecom": ("missing: τ²-bench's telecom domain (its database, agent and user tools) is not in ../shared/data; "
+                "the recorded airline file is the only other domain the project may read"),
+    "banking": ("missing: the paper's banking domain comes from its τ³-bench variant, which is not public in the "
+                "project's copy and not in ../shared/data"),
+}  # fmt: skip
+
+
+def domain_breakdown(by: pd.DataFrame, recorded: pd.DataFrame | None = None, recorded_domain: str = "airline",
+                     extra_domains: Sequence[str] = ()) -> pd.DataFrame:  # fmt: skip
+    """Table 18's domain block with every domain the paper names: the steered pairs' domains from
+    :func:`accuracy_by` (``by``, synthetic label), the recorded pairs as ``recorded_domain`` (``recorded``:
+    :func:`reward_label_accuracy` per evaluator; environment-reward label, meta-evaluation only) and one
+    row per paper domain with no pairs, saying why (:data:`PAPER_DOMAINS`). ``extra_domains``: the
+    project's own domains (the shop), kept with their rows. Column ``label`` says where each label
+    comes from; rows of different labels are not one pool (the paper's weighted-average identity holds
+    within the steered rows only)."""
+    cols = [
+        "evaluator",
+        "domain",
+        "label",
+        "n_pairs",
+        "accuracy",
+        "accuracy_sd",
+        "ci_low",
+        "ci_high",
+        "coverage",
+    ]
+    dom = by[by["axis"] == "domain"] if len(by) else by
+    rows = [{"evaluator": r.evaluator, "domain": r.value, "label": "synthetic (steering intent, filtered)",
+             "n_pairs": int(r.n_pairs), "accuracy": r.accuracy, "accuracy_sd": r.accuracy_sd, "ci_low": r.ci_low,
+             "ci_high": r.ci_high, "coverage": PAPER_DOMAINS.get(str(r.value), "the project's own domain")}
+            for r in dom.itertuples()]  # fmt: skip
+    if recorded is not None and len(recorded):
+        rec = recorded.reset_index() if "evaluator" not in recorded.columns else recorded
+        rows += [{"evaluator": r["evaluator"], "domain": recorded_domain,
+                  "label": "environment reward (recorded pairs)", "n_pairs": int(r["n_pairs"]),
+                  "accuracy": r["accuracy"], "accuracy_sd": r["accuracy_sd"], "ci_low": r["accuracy_ci_low"],
+                  "ci_high": r["accuracy_ci_high"], "coverage": PAPER_DOMAINS.get(recorded_domain, "recorded")}
+                 for r in rec.to_dict("records")]  # fmt: skip
+    have = {str(r["domain"]) for r in rows} | set(extra_domains)
+    rows += [{"evaluator": "(none)", "domain": d, "label": "none", "n_pairs": 0, "accuracy": np.nan,
+              "accuracy_sd": np.nan, "ci_low": np.nan, "ci_high": np.nan, "coverage": why}
+             for d, why in PAPER_DOMAINS.items() if d not in have]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
 def reward_label_accuracy(pairs: pd.DataFrame, scores: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
                           ci: float = 0.95, cluster: str | None = "task_id") -> pd.DataFrame:  # fmt: skip
     """The Table 3 statistics against the environment-reward label (App. C.3, §6 "Other Reliability
@@ -646,6 +709,6 @@ def reward_label_accuracy(pairs: pd.DataFrame, scores: pd.DataFrame, n_boot: int
     return evaluator_summary(out, scores, n_boot=n_boot, seed=seed, ci=ci, cluster=cluster)
 
 
-__all__ = ["AXES", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "accuracy_by", "agreement",
-           "contamination", "evaluator_summary", "pair_outcomes", "pairs_frame", "property_correlations",
+__all__ = ["AXES", "PAPER_DOMAINS", "Contamination", "MISSING", "PAIR_ATTRIBUTES", "TABLE4_PROPERTIES", "TABLE4_SOURCES",
+           "accuracy_by", "agreement", "contamination", "domain_breakdown", "evaluator_summary", "pair_outcomes", "pairs_frame", "property_correlations",
            "reward_label_accuracy", "reward_pairs", "score_statistics", "sweep_table"]  # fmt: skip

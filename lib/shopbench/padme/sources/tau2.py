@@ -17,6 +17,17 @@ needs on top: tasks with descriptions that leak no solution, the H.3-wrapped sys
   tool call per message, listing each write and asking for a yes first, as the policy requires)
   and runs every customer-facing message through
   :func:`~shopbench.padme.sources.steered.style_message`.
+
+The rollout's ``reward`` is τ²-bench's reward over the task's ``reward_basis``
+(:func:`~shopbench.domains.tau2_retail.environment.task_reward`) with the tools of ``fidelity``
+(``"tau2"``, the default: τ²-bench's behaviour; ``"corrected"``: the project's fixes). The
+NL_ASSERTION part is judged only when ``nl_judge`` is set: by default it is left out, as App. C.3
+audits the reward "Omitting the LLM judge component" (the reward is then the rest of the basis, DB
+for every published task, and ``meta["reward_breakdown"]["unjudged"]`` says so); ``nl_judge=
+"known-answer"`` runs the offline stand-in (its rewards are known-answer), any other value is a
+backbone asked through the gateway under the contract of
+:class:`~shopbench.domains.tau2_retail.nl_assertions.NLAssertionSpec`. ``reward_basis=
+"db_communicate"`` gives the older release's DB × COMMUNICATE.
 """
 
 from __future__ import annotations
@@ -33,14 +44,16 @@ from ...domains.tau2_retail.agent import LLMRetailAgent
 from ...domains.tau2_retail.data_model import RetailDB, Tau2DataError, load_tau2
 from ...domains.tau2_retail.environment import (
     GREETING,
+    REWARD_BASES,
     TRANSFER_MESSAGE,
     RetailEnvironment,
-    action_reward,
     agent_system_prompt,
     gold_state,
+    task_reward,
 )
+from ...domains.tau2_retail.nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem
 from ...domains.tau2_retail.text import task_description
-from ...domains.tau2_retail.tools import TOOL_NAMES, WRITE_TOOLS
+from ...domains.tau2_retail.tools import TOOL_NAMES, WRITE_TOOLS, check_fidelity
 from ...domains.tau2_retail.user import LLMRetailUser, ScriptedRetailUser
 from ...env.orchestrator import run_conversation
 from ...env.protocols import AgentStep
@@ -255,9 +268,12 @@ class Tau2Source:
     domain = "retail"
     has_reward = True
 
-    def __init__(
-        self, path: str | Path, split: str | None = None, tool_mode: str = "native", max_turns: int = 20
-    ):
+    def __init__(self, path: str | Path, split: str | None = None, tool_mode: str = "native", max_turns: int = 20,
+                 fidelity: str = "tau2", reward_basis: str = "task", nl_judge: str | None = None):  # fmt: skip
+        self.fidelity = check_fidelity(fidelity)
+        if reward_basis not in REWARD_BASES:
+            raise ValueError(f"tau2 source: reward_basis {reward_basis!r}: use one of {list(REWARD_BASES)}")
+        self.reward_basis, self.nl_judge = reward_basis, nl_judge
         self.data = load_tau2(path, TOOL_NAMES)
         self.name = f"tau2_{self.domain}"
         self.tool_mode = tool_mode
@@ -291,6 +307,7 @@ class Tau2Source:
             description=task_description(raw, self.data.db), tool_names=TOOL_NAMES,
             meta={"tau2_id": str(raw["id"]), "instructions": dict(raw["user_scenario"]["instructions"]),
                   "expected_actions": actions, "communicate_info": list(ev.get("communicate_info") or []),
+                  "nl_assertions": list(ev.get("nl_assertions") or []), "reward_basis": list(ev.get("reward_basis") or []),
                   "n_writes": sum(a["name"] in WRITE_TOOLS for a in actions)},
         )  # fmt: skip
 
@@ -305,7 +322,18 @@ class Tau2Source:
         raw = self._by_id.get(task.task_id)
         if raw is None:
             raise KeyError(f"task {task.task_id!r} is not a task of {self.data.path / 'tasks.json'}")
-        return gold_state(self.data, raw)
+        return gold_state(self.data, raw, self.fidelity)
+
+    def judge_nl(self, item: NLItem, gateway=None) -> tuple[list | None, str | None]:
+        """The task's assertions judged by ``nl_judge`` (module docstring): (checks or None, why not)."""
+        if self.nl_judge == KNOWN_ANSWER:
+            return KnownAnswerNLJudge.check(item), None
+        if gateway is None:
+            return None, f"NL judge {self.nl_judge!r} needs a gateway"
+        from ...judging import ModelJudge
+
+        out = ModelJudge(NLAssertionSpec(), gateway, self.nl_judge, run_id="padme-tau2-nl").judge([item])[0]
+        return (out.value, None) if out.ok else (None, f"{out.kind}: {out.reason}")
 
     def rollout(self, task: Task, criterion: Criterion, level: str, steering: str, context: Context,
                 attempt: int, gateway=None) -> Rollout:  # fmt: skip
@@ -316,14 +344,23 @@ class Tau2Source:
             raise KeyError(f"task {task.task_id!r} is not a task of {self.data.path / 'tasks.json'}")
         rid = make_rollout_id(self.name, task.task_id, criterion.name, level, attempt, context.seed)
         scripted = is_scripted(context)
-        env = RetailEnvironment(self.data, agent_opens=scripted)
+        env = RetailEnvironment(self.data, agent_opens=scripted, fidelity=self.fidelity)
         system = wrap_steering(self.system_prompt(), steering)
         user, agent = self._parties(raw, task, criterion, level, context, attempt, rid, system, env, gateway)
         conv = run_conversation(env, agent, user, system)
-        gold_hash, gold_errors = gold_state(self.data, raw)
-        reward, breakdown = action_reward(
-            env.db, gold_hash, task.meta.get("communicate_info") or [], conv.messages
-        )
+        gold_hash, gold_errors = gold_state(self.data, raw, self.fidelity)
+        criteria = raw["evaluation_criteria"]
+        nl_checks, nl_error = None, None
+        if self.nl_judge and criteria.get("nl_assertions"):
+            item = NLItem(f"{rid}:nl", tuple(criteria["nl_assertions"]), conv.messages,
+                          tuple(criteria.get("communicate_info") or ()), env.db.state_hash() == gold_hash,
+                          repeat=repeat_index(attempt, context.seed))  # fmt: skip
+            nl_checks, nl_error = self.judge_nl(item, gateway)
+        reward, breakdown = task_reward(env.db, gold_hash, criteria, conv.messages, conv.termination, nl_checks,
+                                        self.reward_basis, self.nl_judge)  # fmt: skip
+        if nl_error:
+            breakdown["nl_error"] = nl_error
+        breakdown["fidelity"] = self.fidelity
         usage = dict(conv.usage)
         if isinstance(user, LLMRetailUser):
             usage = {**usage, **{f"user_{k}": v for k, v in user.usage.items()}}
