@@ -48,6 +48,7 @@ import json
 import statistics
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -610,8 +611,14 @@ def run_preview(profile: str, quiet: bool = False) -> tuple[Preview, list[str], 
     from .config import claim_outputs, load_profile
 
     prof = load_profile(profile)
-    pv = build_preview(prof)
-    refused = refusals(pv, prof.params.gateway)
+    with ExitStack() as stack:
+        if prof.params.rehearsal is not None:  # a rehearsal's models answer from the local server
+            from .rehearsal import active, pointed_at
+
+            if not active():
+                stack.enter_context(pointed_at("http://127.0.0.1:0"))
+        pv = build_preview(prof)
+        refused = refusals(pv, prof.params.gateway)
     path = write(pv, claim_outputs(prof) / "paper", refused)
     if not quiet:
         print(render(pv))
