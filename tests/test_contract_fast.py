@@ -88,3 +88,18 @@ def test_unplain_schemas_are_left_to_jsonschema():
     assert not parse_output('"b"', {"type": "string", "pattern": "^a"}).ok  # still enforced, by jsonschema
     bad = parse_output('{"n": 3}', _contracts()[-2])
     assert not bad.ok and "contract violation at n" in (bad.error or "")  # the message is jsonschema's
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ('{"p": 1.0000000000000001}', False), ('{"p": 1e-400}', False), ('{"p": -1e-400}', False),
+    ('{"p": 0.5, "q": 0.10000000000000001}', False), ('{"p": 0.5, "r": 5.0000000000000001}', False),
+    ('{"p": 0.5}', True), ('{"p": 1}', True), ('{"p": 0.0}', True), ('{"p": -0.0}', True), ('{"p": 1.0}', True),
+    ('{"p": 1.00}', True), ('{"p": 1E0}', True), ('{"p": 0.1, "q": 0.1}', True), ('{"p": 0.5, "r": 5.0}', True),
+])  # fmt: skip
+def test_numbers_are_reread_when_they_could_cross_a_bound(text, ok):
+    """The exact re-read is skipped only where it cannot change the answer (a float equal to no bound
+    and not zero, or written exactly as the bound): a literal that rounds onto a bound still fails."""
+    schema = {"type": "object", "required": ["p"], "properties": {
+        "p": {"type": "number", "minimum": 0, "maximum": 1}, "q": {"type": "number", "maximum": 0.1},
+        "r": {"type": "number", "minimum": 1, "maximum": 5}}}  # fmt: skip
+    assert parse_output(text, schema).ok is ok

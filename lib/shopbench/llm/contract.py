@@ -116,11 +116,17 @@ def _validator(schema: dict) -> Draft202012Validator:
 def _floats_matter(floats: list[str], schema: dict) -> bool:
     """Whether :func:`_number_problem` could find anything: integers are read exactly (and compared
     exactly), and a number literal ``s`` can only fall outside a bound ``b`` it passed as a float when
-    ``float(s) == b`` (rounding is monotonic), or read as 0 when ``float(s) == 0``."""
+    ``float(s) == b`` (rounding is monotonic), or read as 0 when ``float(s) == 0``; even then, a
+    literal that is exactly the float's shortest decimal (``1.0`` for a maximum of 1, ``0.0``) is the
+    bound itself (or zero) and cannot cross it."""
     if not floats:
         return False
     bounds = _bounds_of(schema)
-    return any((v := float(s)) == 0.0 or v in bounds for s in floats)
+    for s in floats:
+        v = float(s)
+        if (v == 0.0 or v in bounds) and Decimal(s) != Decimal(repr(v)):
+            return True
+    return False
 
 
 _BOUND_SETS: dict[int, tuple[dict, frozenset]] = {}
