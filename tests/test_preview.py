@@ -119,3 +119,30 @@ def test_measured_local_rates_are_read(tmp_path):
     assert rates["smollm2-135m-instruct"] == (200.0, 20.0)
     assert rates["qwen2.5-coder-1.5b-instruct"] == PV.LOCAL_RATES["qwen2.5-coder-1.5b-instruct"]
     assert PV.local_rates(tmp_path / "absent") == PV.LOCAL_RATES
+
+
+def test_batch_mode_is_priced_at_batch_rates_except_conversation_turns(no_calls):
+    """``gateway.mode: batch``: judge sweeps at the provider's batch rate (litellm's, else half), agent
+    and user-simulator turns (real-time in batch mode) at the real-time rate."""
+    from shopbench.config import load_profile
+    from shopbench.llm.batch import batch_price_factor
+
+    roster = ("backbones: [openai/gpt-4o, anthropic/claude-sonnet-4-5]\n"
+              "judging: {llm_backbones: [openai/gpt-4o], llm_protocols: [pacejudge], llm_subset: 8}\n"
+              "shopsim: {llm_agents: [{backbone: openai/gpt-4o, trials: {general: 1}}], user: anthropic/claude-sonnet-4-5}\n")  # fmt: skip
+    real = PV.build_preview(load_profile(str(_profile(no_calls, "rt", SMALL + roster))))
+    batch = PV.build_preview(
+        load_profile(str(_profile(no_calls, "bt", SMALL + roster + "gateway: {mode: batch}\n")))
+    )
+    pairs = list(zip(real.lines, batch.lines, strict=True))
+    judged = [(r, b) for r, b in pairs if r.role.startswith("judge") and r.usd]
+    turns = [(r, b) for r, b in pairs if r.role.startswith(PV.TURN_ROLES) and r.usd]
+    assert judged and turns
+    for r, b in judged:
+        assert (
+            b.batch
+            and b.usd == pytest.approx(r.usd * batch_price_factor(r.model), abs=1e-4)
+            and b.usd < r.usd
+        )
+    assert all(not b.batch and b.usd == r.usd for r, b in turns)
+    assert "batch price" in PV.render(batch) and "batch price" not in PV.render(real)

@@ -101,11 +101,15 @@ def test_smoke_rehearsal_through_the_pipeline(rehearsal_run):
     assert pc["provider_calls"] > 0 and pc["provider_prompt_tokens"] > 0
     index = json.loads((paper / "index.json").read_text())
     arts = {a["name"]: a for a in index["artifacts"]}
-    assert {"run_cost", "run_provider_cache"} <= set(arts)
+    assert {"run_cost", "run_provider_cache", "run_fleet"} <= set(arts)
     assert not index.get("evidence_problems")
     assert all(a["evidence"] != MEASURED and a.get("rehearsal") for a in arts.values())
     cost = pd.read_csv(paper / arts["run_cost"]["files"]["csv"])
     assert cost.loc[cost["model"] == "all", "cost_usd"].item() > 0
+    # hosted_vllm/ went to the rehearsal's fleet of two server processes (issue 14 §5; the kill
+    # mid-sweep itself: tests/test_rehearsal_fleet.py), with no finished call logged twice
+    fleet = pd.read_csv(paper / arts["run_fleet"]["files"]["csv"])
+    assert len(fleet) == 2 and fleet["fleet_rows"].iloc[0] > 0 and (fleet["fleet_repeated_rows"] == 0).all()
 
 
 def test_rehearsal_leaks_no_key(rehearsal_run):
@@ -114,3 +118,16 @@ def test_rehearsal_leaks_no_key(rehearsal_run):
         if path.is_file():
             data = path.read_bytes()
             assert FAKE_KEY.encode() not in data, path
+
+
+def test_rehearsal_preview_needs_no_key(monkeypatch, tmp_path):
+    """Every model of a rehearsal answers from the local server: its preview (the pipeline's gate) must
+    not refuse for missing keys, and leaves the environment as it found it."""
+    from shopbench.preview import run_preview
+
+    monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path))
+    for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    pv, refused, _ = run_preview("rehearsal", quiet=True)
+    assert refused == [] and all(x.available for x in pv.lines)
+    assert "OPENAI_API_KEY" not in os.environ and "SHOPBENCH_REHEARSAL_SERVER" not in os.environ

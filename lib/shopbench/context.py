@@ -84,6 +84,10 @@ class RunContext:
                 self._backbones = parse_backbones([as_plain(b) for b in self.params.backbones])
             except ValueError as e:
                 raise self.profile.error("backbones", str(e)) from None
+            if self.params.rehearsal is not None:  # hosted_vllm/ on the rehearsal's fleet (issue 14 §5)
+                from .rehearsal.fleet import apply_fleet
+
+                apply_fleet(self._backbones)
         return self._backbones
 
     def available_backbones(self, verbose: bool = True):

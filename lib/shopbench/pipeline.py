@@ -172,17 +172,23 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     t0 = time.perf_counter()
     nbs: list[dict] = []
     outcome: dict[str, str] = {}  # outcome: notebook -> why it failed ("skipped: ..." when it did not run)
+    fleet_run = None
     with ExitStack() as stack:
         if prof.params.rehearsal is not None:  # issue 14 §3: the local provider server, for this run only
             from .rehearsal import serving
+            from .rehearsal.fleet import fleet
 
             srv = stack.enter_context(serving(**prof.params.rehearsal.server_kwargs()))
             print(f"[{prof.name}] rehearsal: provider server on {srv.url} (every provider's base URL points there)")  # fmt: skip
+            fleet_run = stack.enter_context(fleet(**prof.params.rehearsal.fleet_kwargs()))
+            if fleet_run is not None:
+                print(f"[{prof.name}] rehearsal: hosted_vllm/ models on a fleet of {len(fleet_run.bases)} server "
+                      f"processes; the last dies after {fleet_run.kill_after} chat completions")  # fmt: skip
         _run_steps(prof, steps, root, nbs, outcome)
         if prof.params.rehearsal is not None:
             from .rehearsal.report import run_tables
 
-            run_tables(prof, root)
+            run_tables(prof, root, fleet_run)
     produced = {a["name"] for a in read_artifacts(paper)}
     missing = [
         f"{s.name}:{p}" for s in steps if s.name not in outcome for p in s.produces if p not in produced

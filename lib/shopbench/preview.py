@@ -48,6 +48,7 @@ import json
 import statistics
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,12 @@ class Line:
     available: bool = True
     reason: str = ""
     substitute_for: str | None = None
+    batch: bool = False  # priced at the provider's batch rate (gateway.mode: batch)
+
+
+# conversation turns: a handful of calls per sweep (under gateway.batch_min_calls), so real-time even
+# in batch mode (llm/batch.py); every other role is a sweep the batch APIs take
+TURN_ROLES = ("agent", "user simulator", "steering")
 
 
 @dataclass
@@ -508,6 +515,7 @@ class _Builder:
 def build_preview(prof, bench_dir: Path | None = None) -> Preview:
     """The preview of a loaded profile (:func:`shopbench.config.load_profile`): no key, no call."""
     from .llm.backends import Backbone
+    from .llm.batch import batch_price_factor, batchable
     from .paths import outputs_root
 
     b = _Builder(prof)
@@ -528,6 +536,10 @@ def build_preview(prof, bench_dir: Path | None = None) -> Preview:
         line.cached_input_tokens = cached_input_tokens(line)
         line.usd = 0.0 if line.kind != "api" else price(line.model, line.input_tokens, line.cached_input_tokens,
                                                           line.output_tokens)  # fmt: skip
+        if (line.usd and prof.params.gateway.mode == "batch" and batchable(line.model)
+                and not line.role.startswith(TURN_ROLES)):  # fmt: skip
+            line.batch = True
+            line.usd *= batch_price_factor(line.model)
         line.hours = round(_hours(line, c, rates, bb.model_name), 3)
         line.available, line.reason = bb.availability() if line.kind != "embedded" else (True, "ok")
         if line.usd is not None:
@@ -577,7 +589,8 @@ def render(pv: Preview) -> str:
     for x in pv.lines:
         name = x.backbone + (f" (for {x.substitute_for})" if x.substitute_for else "")
         rows.append((x.notebook, name, x.role, f"{x.calls:,}", f"{x.input_tokens:,}", f"{x.output_tokens:,}",
-                     _fmt_usd(x.usd), f"{x.hours:,.2f}", "yes" if x.available else "no key/model"))  # fmt: skip
+                     _fmt_usd(x.usd) + (" b" if x.batch else ""), f"{x.hours:,.2f}",
+                     "yes" if x.available else "no key/model"))  # fmt: skip
     widths = [min(60, max(len(r[i]) for r in rows)) for i in range(len(rows[0]))]
     lines = ["  ".join(str(c)[:w].ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     d = pv.as_dict()["totals"]
@@ -588,6 +601,10 @@ def render(pv: Preview) -> str:
         f"self-hosted servers: {d['self_hosted']['calls']:,} calls, {d['self_hosted']['hours']:,.1f} h",
         f"local (this machine): {d['local']['calls']:,} calls, {d['local']['hours']:,.1f} h",
     ]
+    if any(x.batch for x in pv.lines):
+        lines.append(
+            "b: at the provider's batch price (gateway.mode: batch; litellm's batch rate, else half)"
+        )
     lines += [f"note: {n}" for n in pv.notes]
     methods = sorted({f"{x.notebook}: {x.method}" for x in pv.lines})
     lines += ["how:"] + [f"  {m}" for m in methods]
@@ -610,8 +627,14 @@ def run_preview(profile: str, quiet: bool = False) -> tuple[Preview, list[str], 
     from .config import claim_outputs, load_profile
 
     prof = load_profile(profile)
-    pv = build_preview(prof)
-    refused = refusals(pv, prof.params.gateway)
+    with ExitStack() as stack:
+        if prof.params.rehearsal is not None:  # a rehearsal's models answer from the local server
+            from .rehearsal import active, pointed_at
+
+            if not active():
+                stack.enter_context(pointed_at("http://127.0.0.1:0"))
+        pv = build_preview(prof)
+        refused = refusals(pv, prof.params.gateway)
     path = write(pv, claim_outputs(prof) / "paper", refused)
     if not quiet:
         print(render(pv))

@@ -57,8 +57,14 @@ _SHAPES = {
 }
 
 
+# one scan for any shape's prefix first: most texts (every model answer) hold none
+_ANY_PREFIX = re.compile("|".join(re.escape(p) for prefixes, _ in KEY_SHAPES.values() for p in prefixes))
+
+
 def _candidates(low: str) -> list[tuple[str, re.Pattern]]:
     """The shapes whose prefix occurs in ``low`` (lowercased text)."""
+    if not _ANY_PREFIX.search(low):
+        return []
     return [(name, pat) for name, (prefixes, pat) in _SHAPES.items() if any(p in low for p in prefixes)]
 
 

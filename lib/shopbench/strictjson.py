@@ -77,12 +77,15 @@ def loads(
     max_depth: int = MAX_DEPTH,
     max_digits: int = MAX_DIGITS,
     allow_surrogates: bool = False,
+    floats: list[str] | None = None,
 ) -> Any:
     """Parse strict JSON or raise :class:`StrictJSONError` (and nothing else).
 
     Rejected: ``NaN``/``Infinity``/``-Infinity``, duplicate keys, more than ``max_bytes`` of text,
     nesting deeper than ``max_depth``, a number with more than ``max_digits`` digits, a lone
     surrogate in a string (``"\\ud800"``: it cannot be written as UTF-8) unless ``allow_surrogates``.
+    ``floats``: a list that receives every non-integer number literal as written (a caller that must
+    re-read them exactly, :mod:`shopbench.llm.contract`, can skip that when there is none).
     """
     if isinstance(text, bytes | bytearray):
         try:
@@ -109,6 +112,8 @@ def loads(
         v = float(s)
         if v != v or v in (float("inf"), float("-inf")):
             raise StrictJSONError(f"number {s[:20]} is out of range")
+        if floats is not None:
+            floats.append(s)
         return v
 
     try:

@@ -505,6 +505,46 @@ def _pattern(name: str) -> re.Pattern:
     return re.compile("".join(parts), re.S)
 
 
+@cache
+def _segments(name: str) -> tuple[tuple[str, str | None], ...]:
+    """The template as (literal, slot after it or None) pairs, for :func:`_split`."""
+    return tuple(
+        (literal, slot or None) for literal, slot, _, _ in string.Formatter().parse(template(name).text)
+    )
+
+
+def _split(name: str, text: str) -> dict[str, str] | None:
+    """The slot values :func:`_pattern` would match, found with ``str.find``: each lazy slot ends at the
+    first occurrence of the literal after it, which is the regex's first try, so when this succeeds it
+    is the regex's match; None when it does not (a repeated slot that differs, or a literal that only a
+    later occurrence satisfies): the caller then asks the regex."""
+    segs = _segments(name)
+    pos, out = 0, {}
+    for i, (literal, slot) in enumerate(segs):
+        if not text.startswith(literal, pos):
+            return None
+        pos += len(literal)
+        if slot is None:
+            continue
+        nxt = segs[i + 1][0] if i + 1 < len(segs) else ""
+        if slot in out:  # a repeated slot: the same text again (the regex's backreference)
+            if not text.startswith(out[slot], pos):
+                return None
+            pos += len(out[slot])
+            continue
+        if i + 1 == len(segs) or (i + 2 == len(segs) and segs[i + 1][1] is None):  # the last slot: to the end
+            end = len(text) - len(nxt)
+            if end < pos or not text.endswith(nxt):
+                return None
+        else:
+            end = text.find(nxt, pos) if nxt else pos
+            if end < 0:
+                return None
+        out[slot] = text[pos:end]
+        pos = end
+    return out if pos == len(text) else None
+
+
 def _user_text(msgs: Sequence[dict]) -> str:
     for m in reversed(list(msgs)):
         if m.get("role") == "user":
@@ -520,6 +560,9 @@ def extract_bundle(msgs: Sequence[dict]) -> tuple[Protocol, dict[str, str]]:
     every protocol's template. Raises ``ValueError`` when no template matches."""
     text = _user_text(msgs)
     for name in PROTOCOLS:
+        slots = _split(name, text)
+        if slots is not None:
+            return PROTOCOLS[name], slots
         m = _pattern(name).fullmatch(text)
         if m:
             return PROTOCOLS[name], m.groupdict()

@@ -35,19 +35,22 @@ def cache_key(
     tools: list | None,
     response_format: dict | None,
     repeat: int,
+    messages_json: str | None = None,
 ) -> str:
     """sha256 over everything that changes an answer: model, api base, messages, generation
-    settings, tools, response format and the repeat index (so repeats are distinct samples)."""
-    payload = {
-        "model": model,
-        "api_base": api_base or "",
-        "messages": messages,
-        "params": params,
-        "tools": tools,
-        "response_format": response_format,
-        "repeat": repeat,
-    }
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+    settings, tools, response format and the repeat index (so repeats are distinct samples).
+
+    The hashed text is ``canonical_json`` of ``{model, api_base, messages, params, tools,
+    response_format, repeat}``, assembled from parts: ``messages_json`` (``canonical_json(messages)``,
+    which a :class:`~shopbench.llm.gateway.Call` computes once for its prompt hash too) between the
+    sorted keys before and after it, so the long prompt is serialised once per call and the key is
+    the same text, byte for byte, as serialising the whole mapping."""
+    if messages_json is None:
+        messages_json = canonical_json(messages)
+    head = canonical_json({"api_base": api_base or ""})[:-1]  # sorted keys: api_base < messages < model ...
+    tail = canonical_json({"model": model, "params": params, "tools": tools, "response_format": response_format,
+                           "repeat": repeat})[1:]  # fmt: skip
+    return hashlib.sha256(f'{head},"messages":{messages_json},{tail}'.encode()).hexdigest()
 
 
 def thread_connection(local: threading.local, path: Path, *pragmas: str) -> sqlite3.Connection:

@@ -75,17 +75,21 @@ def _parse_json(raw: str, schema: dict) -> Parsed:
     m = _FENCE.match(text)
     if m:
         text = m.group(1).strip()
+    floats: list[str] = []
     try:
-        value = strictjson.loads(text)
+        value = strictjson.loads(text, floats=floats)
     except strictjson.StrictJSONError as e:
         msg = str(e)
         return Parsed(False, error=msg if msg.startswith("invalid JSON") else f"invalid JSON: {msg}")
-    errors = sorted(_validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+    fast = _fast_check(schema)
+    errors = [] if fast is not None and fast(value) else _errors(schema, value)
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
         return Parsed(False, error=f"contract violation at {where}: {e.message}{more}")
+    if not _floats_matter(floats, schema):  # nothing a re-read as written could change
+        return Parsed(True, value=value)
     # the same text with every number as written (strict parsing above already bounded it)
     literal = json.loads(text, parse_float=Decimal, parse_int=Decimal)
     problem = _number_problem(value, literal, schema, "")
@@ -107,6 +111,189 @@ def _validator(schema: dict) -> Draft202012Validator:
     v = Draft202012Validator(schema)
     _VALIDATORS[id(schema)] = (schema, v)  # the schema is held, so its id is not reused meanwhile
     return v
+
+
+def _floats_matter(floats: list[str], schema: dict) -> bool:
+    """Whether :func:`_number_problem` could find anything: integers are read exactly (and compared
+    exactly), and a number literal ``s`` can only fall outside a bound ``b`` it passed as a float when
+    ``float(s) == b`` (rounding is monotonic), or read as 0 when ``float(s) == 0``; even then, a
+    literal that is exactly the float's shortest decimal (``1.0`` for a maximum of 1, ``0.0``) is the
+    bound itself (or zero) and cannot cross it."""
+    if not floats:
+        return False
+    bounds = _bounds_of(schema)
+    for s in floats:
+        v = float(s)
+        if (v == 0.0 or v in bounds) and Decimal(s) != Decimal(repr(v)):
+            return True
+    return False
+
+
+_BOUND_SETS: dict[int, tuple[dict, frozenset]] = {}
+
+
+def _bounds_of(schema: dict) -> frozenset:
+    """Every numeric bound anywhere in ``schema`` (as floats), once per schema object."""
+    hit = _BOUND_SETS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    found: set[float] = set()
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k in _BOUNDS and isinstance(v, int | float) and not isinstance(v, bool):
+                    found.add(float(v))
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(schema)
+    if len(_BOUND_SETS) > 256:
+        _BOUND_SETS.clear()
+    _BOUND_SETS[id(schema)] = (schema, frozenset(found))
+    return frozenset(found)
+
+
+def _errors(schema: dict, value: Any) -> list:
+    """jsonschema's errors for ``value``, in path order (empty: valid)."""
+    return sorted(_validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+
+
+# ---- a compiled check for plain contracts (the hot path of a sweep) ------------------------------
+# jsonschema's validator walks the schema with a new validator object per keyword and level; a
+# judge's contract (type, properties, required, enum of strings, numeric bounds, lengths) checked in
+# plain Python is several times cheaper. The compiled check answers only "valid": when it says no,
+# or the schema uses a keyword outside this list, jsonschema decides and writes the message, so a
+# contract is never judged by the compiled check alone unless it found nothing wrong.
+_ANNOTATIONS = {"description", "title", "$comment", "default", "examples"}
+_COMPILABLE = {"type", "properties", "required", "additionalProperties", "enum", "const", "minimum", "maximum",
+               "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
+               "items"} | _ANNOTATIONS  # fmt: skip
+_TYPES: dict[str, Any] = {
+    "string": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    ),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+_FAST: dict[int, tuple[dict, Any]] = {}
+
+
+def _fast_check(schema: dict):
+    """``check(value) -> bool`` (True: valid under ``schema``) or None when the schema is not plain."""
+    hit = _FAST.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_FAST) > 256:
+        _FAST.clear()
+    try:
+        check = _compile(schema)
+    except _NotPlain:
+        check = None
+    _FAST[id(schema)] = (schema, check)
+    return check
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _compile(schema: Any):  # noqa: C901 - one branch per keyword
+    if not isinstance(schema, dict) or set(schema) - _COMPILABLE:
+        raise _NotPlain
+    tests: list = []
+    t = schema.get("type")
+    if t is not None:
+        names = [t] if isinstance(t, str) else t
+        if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
+            raise _NotPlain
+        fns = [_TYPES[n] for n in names]
+        tests.append(fns[0] if len(fns) == 1 else (lambda v, fns=fns: any(f(v) for f in fns)))
+    if "enum" in schema:
+        enum = schema["enum"]
+        if not isinstance(enum, list) or not all(isinstance(e, str) for e in enum):
+            raise _NotPlain
+        allowed = frozenset(enum)
+        tests.append(lambda v: isinstance(v, str) and v in allowed)
+    if "const" in schema:
+        const = schema["const"]
+        if not isinstance(const, str):
+            raise _NotPlain
+        tests.append(lambda v: isinstance(v, str) and v == const)
+    for key, bad in (("minimum", lambda v, b: v < b), ("maximum", lambda v, b: v > b),
+                     ("exclusiveMinimum", lambda v, b: v <= b), ("exclusiveMaximum", lambda v, b: v >= b)):  # fmt: skip
+        if key in schema:
+            b = schema[key]
+            if not _is_num(b):
+                raise _NotPlain
+            tests.append(lambda v, b=b, bad=bad: not (_is_num(v) and bad(v, b)))
+    for key, bad in (("minLength", lambda n, b: n < b), ("maxLength", lambda n, b: n > b)):
+        if key in schema:
+            b = schema[key]
+            if not isinstance(b, int) or isinstance(b, bool):
+                raise _NotPlain
+            tests.append(lambda v, b=b, bad=bad: not (isinstance(v, str) and bad(len(v), b)))
+    for key, bad in (("minItems", lambda n, b: n < b), ("maxItems", lambda n, b: n > b)):
+        if key in schema:
+            b = schema[key]
+            if not isinstance(b, int) or isinstance(b, bool):
+                raise _NotPlain
+            tests.append(lambda v, b=b, bad=bad: not (isinstance(v, list) and bad(len(v), b)))
+    if "items" in schema:
+        item = _compile(schema["items"])
+        tests.append(lambda v, item=item: not isinstance(v, list) or all(item(x) for x in v))
+    props = schema.get("properties")
+    required = schema.get("required")
+    extra = schema.get("additionalProperties", True)
+    if props is not None or required is not None or extra is not True:
+        if props is not None and not isinstance(props, dict):
+            raise _NotPlain
+        if required is not None and not (
+            isinstance(required, list) and all(isinstance(r, str) for r in required)
+        ):
+            raise _NotPlain
+        subs = {k: _compile(v) for k, v in (props or {}).items()}
+        req = tuple(required or ())
+        if extra is False:
+            extra_fn = None
+        elif isinstance(extra, dict):
+            extra_fn = _compile(extra)
+        elif extra is True:
+            extra_fn = lambda v: True  # noqa: E731
+        else:
+            raise _NotPlain
+
+        def obj(v, subs=subs, req=req, extra_fn=extra_fn):
+            if not isinstance(v, dict):
+                return True
+            for r in req:
+                if r not in v:
+                    return False
+            for k, x in v.items():
+                f = subs.get(k)
+                if f is None:
+                    if extra_fn is None or not extra_fn(x):
+                        return False
+                elif not f(x):
+                    return False
+            return True
+
+        tests.append(obj)
+    if not tests:
+        return lambda v: True
+    if len(tests) == 1:
+        return tests[0]
+    return lambda v, tests=tuple(tests): all(f(v) for f in tests)
 
 
 def _number_problem(value: Any, literal: Any, schema: Any, where: str) -> str | None:

@@ -20,6 +20,7 @@ import json
 import os
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -79,29 +80,36 @@ class Call:
         return response_format(self.schema, self.schema_name) if self.schema is not None else None
 
     @functools.cached_property
+    def messages_json(self) -> str:
+        """``canonical_json`` of the messages, once: the cache key and the prompt hash both hash it."""
+        return canonical_json(list(self.messages))
+
+    @functools.cached_property
     def prompt_hash(self) -> str:
-        return prompt_hash(self.messages)
+        return hashlib.sha256(self.messages_json.encode()).hexdigest()[:16]
 
     @property
     def key(self) -> str:
         """The cache key, computed once per call (per code version for a ``local/`` backend)."""
+        memo = self.__dict__.get("_key_memo")
         version = None
         if self.model.startswith("local/"):  # deterministic code can change; its version keys the cache
-            from .local import code_version
-
-            version = code_version(self.model.split("/", 1)[1])
-        memo = self.__dict__.get("_key_memo")
+            local = sys.modules.get(f"{__package__}.local")
+            if local is None:
+                from . import local
+            version = local.code_version(self.model.split("/", 1)[1])
         if memo is not None and memo[0] == version:
             return memo[1]
         params = self.params if version is None else {**self.params, "_local_code_version": version}
         key = cache_key(
             model=self.model,
             api_base=self.cache_base or self.api_base,
-            messages=list(self.messages),
+            messages=self.messages,
             params=params,
             tools=list(self.tools) if self.tools else None,
             response_format=self.response_format,
             repeat=self.repeat,
+            messages_json=self.messages_json,
         )
         self.__dict__["_key_memo"] = (version, key)  # frozen dataclass: memo beside the fields
         return key
@@ -726,14 +734,30 @@ class Gateway:
                 latency=latency,
                 cost=cost,
                 redaction=redaction,
+                cleaned=True,  # just redacted with the same values: not a second time
             ), stored
 
     def _row(
-        self, run_id, c: Call, stored: dict, *, cache_hit, attempts, latency, cost, redaction=None
+        self,
+        run_id,
+        c: Call,
+        stored: dict,
+        *,
+        cache_hit,
+        attempts,
+        latency,
+        cost,
+        redaction=None,
+        cleaned=False,
     ) -> dict:
-        raw = _clean_text(
-            stored.get("raw_output"), redaction
-        )  # also for a cache row written before this rule
+        """The call-log row of ``c`` answered by ``stored``. Text is redacted again unless ``cleaned``
+        (``stored`` was redacted with this run's values a moment ago): a cache row written before the
+        rule, or while another secret was set, gets this run's redaction."""
+        if cleaned:
+            raw, tool_calls = stored.get("raw_output"), stored.get("tool_calls")
+        else:
+            raw = _clean_text(stored.get("raw_output"), redaction)
+            tool_calls = _clean_json(stored.get("tool_calls"), redaction)
         parsed = parse_output(raw, c.schema, stored.get("finish_reason"))
         if stored.get("tool_calls") and stored.get("raw_output") is None and c.schema is None:
             parsed = parsed.__class__(True, value=None)
@@ -746,7 +770,7 @@ class Gateway:
             "prompt_hash": c.prompt_hash,
             "status": "ok" if parsed.ok else "parse_error",
             "raw_output": raw,
-            "tool_calls": _clean_json(stored.get("tool_calls"), redaction),
+            "tool_calls": tool_calls,
             "parsed": parsed.value if parsed.ok else None,
             "parse_error": parsed.error,
             "finish_reason": stored.get("finish_reason"),

@@ -27,6 +27,17 @@ class RehearsalParams(Section):
     batch_delay_s: Annotated[float, Field(ge=0)] = 0.5  # a batch ends this long after submission
     min_cache_tokens: PositiveInt = 1024  # shortest prefix the simulated provider caches
     max_tool_turns: Count = 2  # tool results after which an agent answers in text
+    # issue 14 §5: ``hosted_vllm/`` models (your own vLLM/SGLang servers in a real run) are served by
+    # this many server processes as one fleet (an ``api_base`` list); 0 or 1: by the main server
+    fleet_servers: Count = 0
+    # the fleet's last server SIGKILLs itself when this many chat completions have reached it (a
+    # server killed mid-sweep: the calls in flight on it fail over to the others); null: none dies
+    fleet_kill_after: Count | None = None
 
     def server_kwargs(self) -> dict:
-        return self.model_dump()
+        """Keyword arguments of :class:`shopbench.rehearsal.server.ProviderServer`."""
+        return self.model_dump(exclude={"fleet_servers", "fleet_kill_after"})
+
+    def fleet_kwargs(self) -> dict:
+        """Keyword arguments of :func:`shopbench.rehearsal.fleet`."""
+        return {"servers": self.fleet_servers, "kill_after": self.fleet_kill_after, **self.server_kwargs()}

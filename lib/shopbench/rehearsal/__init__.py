@@ -42,22 +42,33 @@ def provider_env(base_url: str) -> dict[str, str]:
 
 
 @contextmanager
-def serving(**server_kw) -> Iterator[ProviderServer]:
-    """Start a :class:`ProviderServer` and point every provider at it (this process and its children)
-    for the duration; the previous environment is restored and the server stopped at exit."""
-    srv = ProviderServer(**server_kw)
-    srv.start()
-    env = provider_env(srv.url)
+def pointed_at(base_url: str) -> Iterator[None]:
+    """:func:`provider_env` applied to this process (and its children) for the duration; the previous
+    environment is restored at exit. The preview of a rehearsal uses it with no server: it makes no
+    call, and every model is callable once the server runs."""
+    env = provider_env(base_url)
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        yield srv
+        yield
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@contextmanager
+def serving(**server_kw) -> Iterator[ProviderServer]:
+    """Start a :class:`ProviderServer` and point every provider at it (this process and its children)
+    for the duration; the previous environment is restored and the server stopped at exit."""
+    srv = ProviderServer(**server_kw)
+    srv.start()
+    try:
+        with pointed_at(srv.url):
+            yield srv
+    finally:
         srv.stop()
 
 
@@ -89,6 +100,7 @@ __all__ = [
     "ProviderServer",
     "active",
     "ensure_serving",
+    "pointed_at",
     "provider_env",
     "sample_from_schema",
     "serving",

@@ -15,6 +15,7 @@ from ..llm.calllog import read_logs
 from ..llm.usage import _n, summarize
 from ..report.artifacts import Provenance, now_iso, save_table
 from ..report.evidence import per_row
+from .fleet import FLEET_PROVIDERS, FleetRun
 
 
 def cost_and_cache(rows: list[dict]):
@@ -44,8 +45,24 @@ def cost_and_cache(rows: list[dict]):
     return pd.DataFrame(cost), pd.DataFrame(cache)
 
 
-def run_tables(prof, root: Path) -> list[dict]:
-    """Write ``run_cost`` and ``run_provider_cache`` for the run in ``root`` and register them."""
+def fleet_table(rows: list[dict], fleet_run: FleetRun):
+    """One row per fleet server (address, set to die, how it ended) with the fleet's calls from the call
+    logs: rows logged, distinct (run, item, request), rows repeated (a finished call logged twice),
+    error rows and calls that needed more than one attempt."""
+    import pandas as pd
+
+    mine = [r for r in rows if str(r.get("model", "")).split("/", 1)[0] in FLEET_PROVIDERS]
+    done = [(r.get("run_id"), r.get("item_id"), r.get("key")) for r in mine if r.get("status") != "error"]
+    summary = {"fleet_rows": len(mine), "fleet_distinct_calls": len(set(done)),
+               "fleet_repeated_rows": len(done) - len(set(done)),
+               "fleet_error_rows": sum(r.get("status") == "error" for r in mine),
+               "fleet_retried_calls": sum(int(r.get("attempts") or 0) > 1 for r in mine)}  # fmt: skip
+    return pd.DataFrame([{**s, **summary} for s in fleet_run.states()])
+
+
+def run_tables(prof, root: Path, fleet_run: FleetRun | None = None) -> list[dict]:
+    """Write ``run_cost`` and ``run_provider_cache`` (and ``run_fleet`` when the rehearsal ran a fleet)
+    for the run in ``root`` and register them."""
     rows = read_logs(root / "calls") if (root / "calls").exists() else []
     cost, cache = cost_and_cache(rows)
     prov = Provenance(notebook="pipeline", profile=prof.name, params_file=str(prof.path.name),
@@ -61,7 +78,12 @@ def run_tables(prof, root: Path) -> list[dict]:
                    "(provider_cache_hit_rate: cached-read / prompt tokens of the calls made; cache-write tokens "
                    "for Anthropic's cache_control).", paper, prov, evidence=per_row("model"),
                    why="accounting of this run's calls"),
-    ]  # fmt: skip
+    ] + ([] if fleet_run is None else [
+        save_table(fleet_table(rows, fleet_run), "run_fleet", "The hosted_vllm/ models' fleet (issue 14 §5): "
+                   "each server process, whether it was set to die mid-run and how it ended, with the fleet's "
+                   "calls from the call logs (rows repeated: a finished call logged twice; it must be 0).",
+                   paper, prov, evidence="measured", why="server states and call-log counts of this run"),
+    ])  # fmt: skip
 
 
-__all__ = ["cost_and_cache", "run_tables"]
+__all__ = ["cost_and_cache", "fleet_table", "run_tables"]

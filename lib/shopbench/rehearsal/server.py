@@ -35,7 +35,8 @@ completions. Batches end ``batch_delay_s`` after submission. The server proves c
 numbers: nothing it answers is a model's judgement.
 
 CLI: ``python -m shopbench.rehearsal.server --port 0 --seed 7`` prints ``http://127.0.0.1:<port>``
-and serves until SIGTERM/SIGINT.
+and serves until SIGTERM/SIGINT; ``--die-after N`` makes the process SIGKILL itself when the
+(N+1)-th chat completion arrives (a rehearsal fleet's server killed mid-sweep).
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import random
 import re
+import signal
 import sys
 import time
 import uuid
@@ -219,6 +222,9 @@ class ProviderServer(FakeOpenAIServer):
         self._msg_batches: dict[str, dict[str, Any]] = {}
         self._fault_n = 0
         self.served: dict[str, int] = {}
+        # set by the CLI only (a server process): SIGKILL itself on the request after this many chat
+        # completions (``--die-after``), so a rehearsal fleet loses a server mid-sweep
+        self.die_after: int | None = None
 
     @property
     def base_url(self) -> str:
@@ -301,6 +307,10 @@ class ProviderServer(FakeOpenAIServer):
     # ---- OpenAI chat completions (a script for FakeOpenAIServer) -------------------------------
     def _openai_script(self, body: dict[str, Any]) -> dict[str, Any]:
         self._count("chat.completions")
+        if self.die_after is not None and self.served["chat.completions"] > self.die_after:
+            # a server process killed mid-sweep (a rehearsal fleet's victim): no reply, no clean-up;
+            # the requests in flight on it see their connection drop, as with a crashed vLLM server
+            os.kill(os.getpid(), signal.SIGKILL)
         fault = self._fault()
         if fault is not None:
             return {"status": fault, "retry_after": self.retry_after_s}
@@ -697,10 +707,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-line-error-rate", type=float, default=0.0)
     ap.add_argument("--batch-delay", type=float, default=0.5)
     ap.add_argument("--min-cache-tokens", type=int, default=1024)
+    ap.add_argument("--retry-after", type=float, default=0.05)
+    ap.add_argument("--max-tool-turns", type=int, default=2)
+    ap.add_argument(
+        "--die-after",
+        type=int,
+        default=None,
+        help="SIGKILL this process on the chat completion after this many (a server killed mid-sweep)",
+    )
     a = ap.parse_args(argv)
     srv = ProviderServer(seed=a.seed, latency_s=a.latency, rate_429=a.rate_429, rate_5xx=a.rate_5xx,
                          batch_line_error_rate=a.batch_line_error_rate, batch_delay_s=a.batch_delay,
-                         min_cache_tokens=a.min_cache_tokens, host=a.host, port=a.port)  # fmt: skip
+                         min_cache_tokens=a.min_cache_tokens, retry_after_s=a.retry_after,
+                         max_tool_turns=a.max_tool_turns, host=a.host, port=a.port)  # fmt: skip
+    srv.die_after = a.die_after
     return serve_until_signal(srv, lambda: srv.url, lambda: f"rehearsal server: {srv.served}")
 
 
