@@ -63,6 +63,12 @@ def test_title_from_shortens_long_captions():
     t = title_from("word " * 60, "n")
     assert len(t) <= 90 and t.endswith("…")
     assert title_from("", "paceshop_fig4_tiers") == "paceshop fig4 tiers"
+    # an abbreviation does not end the first sentence (the PADMÉ figure's title read "... CIs (Eq")
+    assert title_from("Evaluator accuracy with CIs (Eq. 4; ties count as wrong). More text.", "n") == (
+        "Evaluator accuracy with CIs (Eq. 4; ties count as wrong)"
+    )
+    assert title_from("Token use per trial (App. G). Second sentence.", "n") == "Token use per trial (App. G)"
+    assert title_from("Rates (see the note. Then more) Tail. Next", "n") == "Rates"  # never a dangling "("
 
 
 def test_text_mode_bar_finishes_on_stdout(monkeypatch):

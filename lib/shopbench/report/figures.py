@@ -7,6 +7,7 @@ an empty frame. The notebooks draw; :func:`tidy` enforces the rules once, where 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -14,10 +15,18 @@ import numpy as np
 TITLE_MAX = 90
 
 
+# a sentence ends at ". " before a capital, not after an abbreviation ("Eq. 4", "App. G", "e.g. a")
+_SENTENCE_END = re.compile(
+    r"(?<!\bEq)(?<!\bFig)(?<!\bApp)(?<!\bTab)(?<!\bSec)(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)\.\s+(?=[A-Z])"
+)
+
+
 def title_from(caption: str, name: str) -> str:
     """A title from the caption's first sentence (or the artefact name), shortened to one line."""
     text = " ".join(caption.split())
-    head = text.split(". ")[0].rstrip(".") if text else name.replace("_", " ")
+    head = _SENTENCE_END.split(text)[0].rstrip(".") if text else name.replace("_", " ")
+    if head.count("(") > head.count(")"):  # a sentence cut inside a parenthesis
+        head = head[: head.rfind("(")].rstrip(" ,;:")
     if len(head) <= TITLE_MAX:
         return head
     cut = head[: TITLE_MAX - 1]
