@@ -236,3 +236,40 @@ def test_preview_splits_the_agent_calls_over_the_listed_models():
     assert sum(shares) == cells and max(shares) - min(shares) <= 1
     per_cell = 2 * (1 + P.retries / 2) * PV.PADME_AGENT_CALLS
     assert sum(x.calls for x in agent) == pytest.approx(cells * per_cell, abs=3)
+
+
+def test_llm_agents_per_cell_through_the_rehearsal_server(monkeypatch, tmp_path):
+    """End to end on the real τ²-retail source: the LLM agent loop runs through litellm's
+    ``fireworks_ai/`` code path against the local provider server (no key, no network); every agent
+    call in the gateway's call log was made by the model the cell was dealt."""
+    from shopbench.llm import Gateway, parse_backbones
+    from shopbench.padme.sources.base import make_source
+    from shopbench.paths import ROOT
+    from shopbench.rehearsal import provider_env
+    from shopbench.rehearsal.server import ProviderServer
+
+    data = ROOT / "../shared/data/tau2_retail"
+    if not data.exists():
+        pytest.skip(f"{data} not found")
+    fw = "fireworks_ai/accounts/fireworks/models/"
+    models = [fw + "gpt-oss-20b", fw + "gpt-oss-120b", fw + "nemotron-lightning-3p5-30b-a3b"]
+    with ProviderServer(seed=3) as srv:
+        for k, v in provider_env(srv.url).items():
+            monkeypatch.setenv(k, v)
+        gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False,
+                     backbones=parse_backbones(models), backoff_s=0.01)  # fmt: skip
+        src = make_source({"kind": "tau2", "path": str(data), "max_turns": 3}, ROOT)
+        cells = make_cells(src.tasks(n=3, seed=7), [DEFAULT_CRITERIA[0]], seed=7)
+        a = assign_agents(cells, models, seed=7)
+        judges = [HeuristicFilterJudge("J1", seed=1), HeuristicFilterJudge("J2", seed=2)]
+        res = run_cascade(cells, src, ScriptedSteering(), judges, Context(models[0], "scripted", 7), retries=1,
+                          gateway=gw, progress=False, agents=a, seed=7)  # fmt: skip
+        log = gw.log("padme-tau2-agent")
+    assert sorted(a.values()) == sorted(models) and not res.skipped_cells
+    for p in res.pairs:
+        assert p.agent_model == p.worse.agent_model == p.better.agent_model == a[p.cell_id]
+        assert "agent" not in (p.better.meta.get("errors") or {})  # the LLM agent ran, no contained crash
+    task_model = {c.task.task_id: a[c.cell_id] for c in cells}
+    assert len(log) > 0 and set(log.model) == set(models)
+    for item, model in zip(log.item_id, log.model, strict=True):
+        assert model == task_model[item.split(":")[1]], item
