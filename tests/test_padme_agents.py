@@ -273,3 +273,19 @@ def test_llm_agents_per_cell_through_the_rehearsal_server(monkeypatch, tmp_path)
     assert len(log) > 0 and set(log.model) == set(models)
     for item, model in zip(log.item_id, log.model, strict=True):
         assert model == task_model[item.split(":")[1]], item
+
+
+def test_uncallable_agent_models_are_named(monkeypatch):
+    from shopbench.llm import parse_backbones
+
+    for k in ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    P = PadmeParams.model_validate(
+        {"agent": ["local/echo", "fireworks_ai/accounts/fireworks/models/gpt-oss-20b"]}
+    )
+    bad = X.uncallable_agents(P, parse_backbones(["local/echo"]))
+    assert (
+        list(bad) == ["fireworks_ai/accounts/fireworks/models/gpt-oss-20b"]
+        and "FIREWORKS" in bad[P.agents[1]]
+    )
+    assert X.uncallable_agents(PadmeParams(), []) == {}

@@ -130,6 +130,24 @@ def agents_for(cfg: PadmeSection, cells: Sequence, seed: int) -> dict[str, str] 
     return assign_agents(cells, P.agents, seed=seed)
 
 
+def uncallable_agents(cfg: PadmeSection, backbones: Sequence) -> dict[str, str]:
+    """``{agent model: reason}`` for the ``padme.agent`` models that cannot be called here (unknown
+    name, missing key; no call is made). A cell dealt such a model would roll out agent errors, so
+    notebook 40 stops with this list instead. Scripted agents are always callable."""
+    from ..llm.backends import Backbone
+
+    P = _padme(cfg)
+    if P.scripted_agent:
+        return {}
+    by_name = {b.name: b for b in backbones}
+    out = {}
+    for m in P.agents:
+        ok, why = (by_name.get(m) or Backbone(name=m, model=m)).availability()
+        if not ok:
+            out[m] = why
+    return out
+
+
 def agent_label(cfg: PadmeSection) -> str:
     """θ's agent as a table shows it: ``scripted``, the backbone, or ``a | b | c (one per cell)``."""
     P = _padme(cfg)
