@@ -71,7 +71,8 @@ def test_padme_profile_is_seed_003s_experiment(profiles, name):
 
     prof = profiles[name]
     P = prof.params.padme
-    assert _model(prof, P.agent) in _lit(R.PADME_AGENTS)  # one of three: R.PADME_AGENT_GAP
+    # the three agent models of §5.1, one per cell (padme.agents); not one of them standing in for all
+    assert isinstance(P.agent, list) and [_model(prof, a) for a in P.agents] == _lit(R.PADME_AGENTS)
     assert _model(prof, P.user) == R.PADME_USER.litellm
     assert _model(prof, P.steering) == R.PADME_STEERING.litellm
     judges = [j.given() for j in P.filter_judges or []]

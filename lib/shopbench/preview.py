@@ -28,7 +28,9 @@ How each notebook's numbers are made (each line's ``method`` says which):
   the user simulator and judge add 347K"; we split the latter as 60 % simulator, 40 % judge, and
   take 20 agent calls and 10 customer turns per trial. PADMÉ: per cell, 3 steering calls, 2 rollouts
   × (1 + ``retries`` / 2) attempts × 12 agent and 6 user calls of 4,000 input tokens, and K filter
-  judge calls per attempt on a 6,000-token pair prompt.
+  judge calls per attempt on a 6,000-token pair prompt; with a list of agent models each gets its
+  share of the cells (``n // m``, the first ``n % m`` one more: the balanced round-robin of
+  :mod:`shopbench.padme.agents`; which model gets an extra cell is seeded there, not here).
 
 Hours: API models at ``1 s + output tokens / 60 tokens/s`` per call, divided by the provider's
 concurrency; self-hosted servers (``hosted_vllm/``, ``ollama/`` …) at ``1 s + output / 50`` per call
@@ -440,9 +442,13 @@ class _Builder:
             self.add(
                 "40_padme_synthesis", P.steering, "steering (H.2)", cells * 3, PADME_STEER_INPUT, 300, how
             )
-        if P.agent != "scripted":
-            n = cells * 2 * attempts * PADME_AGENT_CALLS
-            self.add("40_padme_synthesis", P.agent, "agent", n, PADME_CALL_INPUT, 300, how)
+        if not P.scripted_agent:  # a list of agent models splits the cells evenly (padme.agents)
+            m = len(P.agents)
+            for i, agent in enumerate(P.agents):
+                share = cells // m + (1 if i < cells % m else 0)
+                n = share * 2 * attempts * PADME_AGENT_CALLS
+                role = "agent" if m == 1 else f"agent ({share} of {cells} cells)"
+                self.add("40_padme_synthesis", agent, role, n, PADME_CALL_INPUT, 300, how)
         if P.user != "scripted":
             n = cells * 2 * attempts * PADME_USER_CALLS
             self.add("40_padme_synthesis", P.user, "user simulator", n, PADME_CALL_INPUT, 120, how)

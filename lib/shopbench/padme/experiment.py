@@ -6,7 +6,8 @@ labelled as such in every output.
       sources: [shop, {kind: tau2, path: ../shared/data/tau2_retail}]
       tasks_per_source: 40            # tasks per source (cells = tasks x criteria)
       criteria: default               # or a list of {name, description} / a JSON or YAML path
-      agent: scripted                 # θ's agent model: scripted (simulated steering) or a backbone
+      agent: scripted                 # θ's agent model: scripted (simulated steering), a backbone,
+                                      # or a list of backbones, one per cell (shopbench.padme.agents)
       user: scripted
       steering: scripted              # or a backbone: WriteSteer with the H.2 prompt
       filter_judges: [{heuristic: J1, noise: 0.1}, {heuristic: J2, noise: 0.05}]   # or backbones
@@ -110,15 +111,53 @@ def build_judges(specs: Sequence | None, gateway=None, run_prefix: str = "padme/
 
 
 def context_for(cfg: PadmeSection, source, seed: int) -> Context:
+    """θ for ``source``: its scripted agent, the one backbone, or, with a list of agent models, the
+    first of them (each cell's own model comes from :func:`agents_for`, passed to ``run_cascade``)."""
     P = _padme(cfg)
-    agent_model = f"scripted:{source.name}" if P.agent == "scripted" else P.agent
+    agent_model = f"scripted:{source.name}" if P.scripted_agent else P.agents[0]
     return Context(agent_model=agent_model, user_model=P.user, seed=int(seed))
+
+
+def agents_for(cfg: PadmeSection, cells: Sequence, seed: int) -> dict[str, str] | None:
+    """``{cell_id: agent model}`` when ``padme.agent`` is a list of two or more backbones (the seeded
+    balanced round-robin of :func:`shopbench.padme.agents.assign_agents`, over all ``cells`` of all
+    sources at once so the shares are balanced over the dataset); None for one agent or scripted."""
+    P = _padme(cfg)
+    if len(P.agents) < 2:
+        return None
+    from .agents import assign_agents
+
+    return assign_agents(cells, P.agents, seed=seed)
+
+
+def uncallable_agents(cfg: PadmeSection, backbones: Sequence) -> dict[str, str]:
+    """``{agent model: reason}`` for the ``padme.agent`` models that cannot be called here (unknown
+    name, missing key; no call is made). A cell dealt such a model would roll out agent errors, so
+    notebook 40 stops with this list instead. Scripted agents are always callable."""
+    from ..llm.backends import Backbone
+
+    P = _padme(cfg)
+    if P.scripted_agent:
+        return {}
+    by_name = {b.name: b for b in backbones}
+    out = {}
+    for m in P.agents:
+        ok, why = (by_name.get(m) or Backbone(name=m, model=m)).availability()
+        if not ok:
+            out[m] = why
+    return out
+
+
+def agent_label(cfg: PadmeSection) -> str:
+    """θ's agent as a table shows it: ``scripted``, the backbone, or ``a | b | c (one per cell)``."""
+    P = _padme(cfg)
+    return P.agents[0] if len(P.agents) == 1 else " | ".join(P.agents) + " (one per cell)"
 
 
 def backbones_used(cfg: PadmeSection) -> list[str]:
     """Backbone names the section uses (for availability checks and provenance)."""
     P = _padme(cfg)
-    out = [v for v in (P.agent, P.user, P.steering) if v != "scripted"]
+    out = [v for v in (*P.agents, P.user, P.steering) if v != "scripted"]
     for s in P.filter_judges or []:
         if isinstance(s, str):
             out.append(s)

@@ -8,9 +8,37 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Discriminator, Field, Tag
+from pydantic import BaseModel, Discriminator, Field, Tag, field_validator
 
 from ._base import Count, Fraction, Name, NonNegativeFloat, PositiveInt, Section
+
+SCRIPTED = "scripted"
+
+
+def check_agent_list(models: list[str] | tuple[str, ...]) -> list[str]:
+    """``padme.agent`` given as a list (seed 003 §5.1: three agent models, one per cell; the rule that
+    deals them is :func:`shopbench.padme.agents.assign_agents`): the names, or a ``ValueError`` that
+    says what is wrong and the fix. ``scripted`` is not mixed with models (the scripted agents are the
+    known-answer simulated steering source; pooling them with LLM pairs would mix evidence kinds)."""
+    models = [str(m).strip() for m in models]
+    if not models:
+        raise ValueError(
+            "an empty list names no agent model; give one backbone, a list of backbones, or 'scripted'"
+        )
+    if any(not m for m in models):
+        raise ValueError(f"an empty name in the list {models}; remove it")
+    dup = sorted({m for m in models if models.count(m) > 1})
+    if dup:
+        raise ValueError(
+            f"{dup} listed more than once; each listed model gets an equal share of the cells, so list each once"
+        )
+    if SCRIPTED in models and len(models) > 1:
+        raise ValueError(
+            "'scripted' cannot be mixed with model backbones: scripted pairs are known-answer (simulated "
+            "steering) and would be pooled with the LLM pairs in one dataset; use agent: scripted, or a "
+            "list of backbones only"
+        )
+    return models
 
 
 def _by_type(*mapping_tags: str):
@@ -153,7 +181,9 @@ class PadmeParams(Section):
     sources: list[SourceEntry] = ["shop"]
     tasks_per_source: PositiveInt = 40
     criteria: CriteriaSpec = "default"  # or a list of {name, description} / names, or a JSON/YAML path
-    agent: Name = "scripted"  # θ's agent model: scripted (simulated steering) or a backbone
+    # θ's agent model: scripted (simulated steering), a backbone, or a list of backbones dealt one per
+    # cell by a seeded balanced round-robin (seed 003 §5.1; shopbench.padme.agents)
+    agent: Name | list[Name] = SCRIPTED
     user: Name = "scripted"
     steering: Name = "scripted"  # or a backbone: WriteSteer with the H.2 prompt
     filter_judges: list[FilterJudgeEntry] | None = None  # None: J1, J2 heuristic (experiment.DEFAULT_JUDGES)
@@ -172,6 +202,20 @@ class PadmeParams(Section):
     llm_filter_judges: list[FilterAuditSpec] = []  # LLM filter judges as one more cascade stage (notebook 40)
     evaluator_max_tokens: PositiveInt = 512
     n_boot: PositiveInt = 1000
+
+    @field_validator("agent")
+    @classmethod
+    def _agent_list(cls, v: str | list[str]) -> str | list[str]:
+        return v if isinstance(v, str) else check_agent_list(v)
+
+    @property
+    def agents(self) -> list[str]:
+        """``agent`` as a list (one name gives a list of one)."""
+        return [self.agent] if isinstance(self.agent, str) else list(self.agent)
+
+    @property
+    def scripted_agent(self) -> bool:
+        return self.agents == [SCRIPTED]
 
     @property
     def llm_runs(self) -> int:

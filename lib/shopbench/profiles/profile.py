@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator
+import difflib
+
+from pydantic import field_validator, model_validator
 
 from ._base import Count, Name, Section
 from .backbones import Backbone, backbone_label
@@ -37,3 +39,21 @@ class ProfileParams(Section):
         if dup:
             raise ValueError(f"duplicate backbone names {dup}; give each a distinct 'name'")
         return entries
+
+    @model_validator(mode="after")
+    def _padme_agents_are_backbones(self) -> ProfileParams:
+        """Every ``padme.agent`` name is ``scripted``, a backbone of this profile, or a litellm model
+        name (``provider/model``, checked when the run starts, as every backbone is)."""
+        names = [backbone_label(e) for e in self.backbones]
+        for i, m in enumerate(self.padme.agents):
+            if m == "scripted" or m in names or "/" in m:
+                continue
+            where = "padme.agent" if isinstance(self.padme.agent, str) else f"padme.agent[{i}]"
+            close = difflib.get_close_matches(m, names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ValueError(
+                f"{where}: unknown agent model '{m}'{hint}; name a backbone of this profile "
+                f"({', '.join(names) or 'none listed'}), a litellm model name such as "
+                "fireworks_ai/accounts/fireworks/models/gpt-oss-20b, or 'scripted'"
+            )
+        return self

@@ -156,12 +156,6 @@ PADME_EVALUATORS: tuple[PaperModel, ...] = tuple(
 PADME_EVALUATOR_PAIRS = 1000
 PADME_EVALUATOR_RUNS = 3
 PADME_RETRIES = 2
-PADME_AGENT_GAP = (
-    "padme.agent takes one model; seed 003 §5.1 assigns one of three agent models per cell "
-    "(gpt-oss-20b, gpt-oss-120b, nemotron-lightning-3.5). The API profiles run gpt-oss-120b; "
-    "the other two need a per-cell agent list (not built yet)."
-)
-"""The one known gap between ``params/padme-api.yaml`` and the paper (a test keeps it named here)."""
 
 
 def all_models() -> tuple[PaperModel, ...]:

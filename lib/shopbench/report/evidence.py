@@ -223,7 +223,9 @@ def padme_synthesis_kind(cfg: Any) -> tuple[str, str]:
     nl_judges = [
         s.get("nl_judge") for s in cfg.get("sources") or [] if isinstance(s, Mapping) and s.get("nl_judge")
     ]
-    if str(cfg.get("agent", "scripted")) == "scripted":
+    agent = cfg.get("agent", "scripted")
+    agents = [agent] if isinstance(agent, str) else list(agent or ["scripted"])  # one backbone or a list
+    if agents == ["scripted"]:
         why.append("scripted agents whose conduct follows the steering level (simulated steering)")
     if KNOWN in padme_filter_kinds(cfg).values():
         why.append(
@@ -235,7 +237,7 @@ def padme_synthesis_kind(cfg: Any) -> tuple[str, str]:
         )
     if why:
         return KNOWN, "; ".join(why)
-    parts = [cfg.get("steering"), cfg.get("agent"), *nl_judges]
+    parts = [cfg.get("steering"), *agents, *nl_judges]
     return combine(producer_kind(p)[0] for p in parts if p), "LLM steering, agents and filter judges"
 
 
