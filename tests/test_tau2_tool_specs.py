@@ -1,5 +1,9 @@
 """The τ²-retail tool specs an LLM agent sees are τ²-bench's own (issue 15).
 
+Seed 003 §4: "We rely on its task definitions, agent framework, user simulator, tool sets, and
+domain-specific environments" (its: "a variant of the τ³-bench repository"; our copy is τ²-bench's
+retail). The tool set an agent is given includes the tools' descriptions.
+
 The fixture ``tests/fixtures/tau2_retail_tool_specs.json`` is ``[t.openai_schema for t in
 RetailTools(db).get_tools().values()]`` computed once with tau2-bench's code at the commit it names
 (see ``tests/fixtures/tau2_retail_README.md``); no tau2-bench code is in this repository.
