@@ -88,6 +88,9 @@ class Tau2SourceSpec(Section):
         None  # the task's basis (default) or DB x COMMUNICATE
     )
     nl_judge: Name | None = None  # None: App. C.3 omits the LLM judge; "known-answer" or a backbone
+    tool_texts: Literal["tau2", "short"] | None = (
+        None  # tau2-bench's tool descriptions (default) or short ones
+    )
 
 
 def _source_kind(v: Any) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from ...core.conversation import ToolCall, merge_same_role, tool_call_schema
 from ...env.protocols import AgentStep
 from ...llm.result import CallResult, call_usage
-from .tools import TOOL_NAMES, TOOL_SPECS
+from .tools import TOOL_NAMES, tool_specs
 
 __all__ = ["LLMRetailAgent"]
 
@@ -29,9 +29,9 @@ _JSON_CONTRACT = (
 )
 
 
-def _json_tools() -> str:
+def _json_tools(specs: Sequence[Mapping]) -> str:
     lines = []
-    for s in TOOL_SPECS:
+    for s in specs:
         fn = s["function"]
         lines.append(f"- {fn['name']}({', '.join(fn['parameters']['properties'])}): {fn['description']}")
     return "\n".join(lines)
@@ -39,12 +39,17 @@ def _json_tools() -> str:
 
 class LLMRetailAgent:
     """A gateway model behind the retail tools: ``tool_mode="native"`` (function calling) or
-    ``"json"`` (a ``{message, tool_call}`` object under a JSON schema, for models without tools)."""
+    ``"json"`` (a ``{message, tool_call}`` object under a JSON schema, for models without tools).
+    ``tool_texts``: the tool descriptions it is given, ``"tau2"`` (τ²-bench's own, the default) or
+    ``"short"`` (the project's one-line texts, for small local models); see
+    :func:`~shopbench.domains.tau2_retail.tools.tool_specs`."""
 
     def __init__(self, gateway, backbone: str, system_prompt: str, run_id: str, item_prefix: str,
-                 tool_mode: str = "native", max_tokens: int = 1024):  # fmt: skip
+                 tool_mode: str = "native", max_tokens: int = 1024, tool_texts: str = "tau2"):  # fmt: skip
         if tool_mode not in ("native", "json"):
             raise ValueError(f"tool_mode {tool_mode!r}: use 'native' (function calling) or 'json'")
+        self.tool_specs = tool_specs(tool_texts)
+        self.tool_texts = tool_texts
         self.gateway, self.backbone, self.system_prompt = gateway, backbone, system_prompt
         self.run_id, self.item_prefix, self.tool_mode, self.max_tokens = (
             run_id,
@@ -59,7 +64,12 @@ class LLMRetailAgent:
         self.round = 0
 
     def _json_messages(self, messages: Sequence[Mapping]) -> list[dict]:
-        out = [{"role": "system", "content": f"{self.system_prompt}\n\n{_JSON_CONTRACT}{_json_tools()}"}]
+        out = [
+            {
+                "role": "system",
+                "content": f"{self.system_prompt}\n\n{_JSON_CONTRACT}{_json_tools(self.tool_specs)}",
+            }
+        ]
         for m in messages[1:]:
             if m["role"] == "assistant" and m.get("tool_calls"):
                 fn = m["tool_calls"][0]["function"]
@@ -92,7 +102,9 @@ class LLMRetailAgent:
         self.round += 1
         params = {"max_tokens": self.max_tokens, "temperature": 0}
         if self.tool_mode == "native":
-            call = self.gateway.call(self.backbone, item, list(messages), tools=TOOL_SPECS, params=params)
+            call = self.gateway.call(
+                self.backbone, item, list(messages), tools=self.tool_specs, params=params
+            )
         else:
             call = self.gateway.call(self.backbone, item, self._json_messages(messages), schema=_JSON_AGENT,
                                      schema_name="tau2_agent_step", params=params)  # fmt: skip

@@ -140,7 +140,8 @@ class RepeatGateway:
 # ---- construction from a spec ---------------------------------------------------------------------
 _SHOP_KEYS = {"kind", "n_products", "catalog_seed", "difficulties", "min_items", "max_items", "tool_mode",
               "retrieval", "max_turns"}  # fmt: skip
-_TAU2_KEYS = {"kind", "path", "split", "tool_mode", "max_turns", "fidelity", "reward_basis", "nl_judge"}
+_TAU2_KEYS = {"kind", "path", "split", "tool_mode", "max_turns", "fidelity", "reward_basis", "nl_judge",
+              "tool_texts"}  # fmt: skip
 
 
 def _parse_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:

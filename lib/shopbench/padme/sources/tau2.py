@@ -27,7 +27,8 @@ for every published task, and ``meta["reward_breakdown"]["unjudged"]`` says so);
 "known-answer"`` runs the offline stand-in (its rewards are known-answer), any other value is a
 backbone asked through the gateway under the contract of
 :class:`~shopbench.domains.tau2_retail.nl_assertions.NLAssertionSpec`. ``reward_basis=
-"db_communicate"`` gives the older release's DB × COMMUNICATE.
+"db_communicate"`` gives the older release's DB × COMMUNICATE. An LLM agent is given τ²-bench's own
+tool descriptions (``tool_texts="tau2"``, the default) or the project's one-line ones (``"short"``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from ...domains.tau2_retail.environment import (
 )
 from ...domains.tau2_retail.nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem
 from ...domains.tau2_retail.text import task_description
-from ...domains.tau2_retail.tools import TOOL_NAMES, WRITE_TOOLS, check_fidelity
+from ...domains.tau2_retail.tools import TOOL_NAMES, WRITE_TOOLS, check_fidelity, tool_specs
 from ...domains.tau2_retail.user import LLMRetailUser, ScriptedRetailUser
 from ...env.orchestrator import run_conversation
 from ...env.protocols import AgentStep
@@ -269,8 +270,11 @@ class Tau2Source:
     has_reward = True
 
     def __init__(self, path: str | Path, split: str | None = None, tool_mode: str = "native", max_turns: int = 20,
-                 fidelity: str = "tau2", reward_basis: str = "task", nl_judge: str | None = None):  # fmt: skip
+                 fidelity: str = "tau2", reward_basis: str = "task", nl_judge: str | None = None,
+                 tool_texts: str = "tau2"):  # fmt: skip
         self.fidelity = check_fidelity(fidelity)
+        tool_specs(tool_texts)  # a clear error for an unknown name, before any rollout
+        self.tool_texts = tool_texts
         if reward_basis not in REWARD_BASES:
             raise ValueError(f"tau2 source: reward_basis {reward_basis!r}: use one of {list(REWARD_BASES)}")
         self.reward_basis, self.nl_judge = reward_basis, nl_judge
@@ -361,6 +365,8 @@ class Tau2Source:
         if nl_error:
             breakdown["nl_error"] = nl_error
         breakdown["fidelity"] = self.fidelity
+        if self.tool_texts != "tau2" and not scripted:
+            breakdown["tool_texts"] = self.tool_texts  # the agent saw the project's short descriptions
         usage = dict(conv.usage)
         if isinstance(user, LLMRetailUser):
             usage = {**usage, **{f"user_{k}": v for k, v in user.usage.items()}}
@@ -397,5 +403,5 @@ class Tau2Source:
             )
         else:
             agent = LLMRetailAgent(gw, context.agent_model, system, run_id="padme-tau2-agent", item_prefix=rid,
-                                   tool_mode=self.tool_mode)  # fmt: skip
+                                   tool_mode=self.tool_mode, tool_texts=self.tool_texts)  # fmt: skip
         return user, agent
