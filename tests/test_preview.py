@@ -146,3 +146,36 @@ def test_batch_mode_is_priced_at_batch_rates_except_conversation_turns(no_calls)
         )
     assert all(not b.batch and b.usd == r.usd for r, b in turns)
     assert "batch price" in PV.render(batch) and "batch price" not in PV.render(real)
+
+
+def test_provider_prompt_cache_is_priced_from_the_shared_prefix():
+    """Issue 14 §4: cached input at the cache-read rate, from the prefix a sweep's prompts share. The verbatim
+    D.4 prompt puts the record first, so its shared prefix is short; the prefix-first variant shares more."""
+    line = PV.Line("20", "b", "anthropic/claude-sonnet-4-6", "judge", calls=10, input_tokens=30_000,
+                   output_tokens=100, prefix_tokens=2_000)  # fmt: skip
+    assert PV.cached_input_tokens(line) == 9 * 2_000  # the first call writes, the other nine read
+    openai = PV.Line("20", "b", "openai/gpt-5.4", "judge", calls=3, input_tokens=9_000, output_tokens=1,
+                     prefix_tokens=1_100)  # fmt: skip
+    assert PV.cached_input_tokens(openai) == 2 * 1_024  # 128-token steps past the 1,024 minimum
+    short = PV.Line("20", "b", "anthropic/claude-sonnet-4-6", "judge", calls=10, input_tokens=30_000,
+                    output_tokens=1, prefix_tokens=900)  # fmt: skip
+    other = PV.Line("20", "b", "fireworks_ai/x", "judge", calls=10, input_tokens=30_000, output_tokens=1,
+                    prefix_tokens=2_000)  # fmt: skip
+    assert PV.cached_input_tokens(short) == 0 and PV.cached_input_tokens(other) == 0
+    price_full = PV.price(line.model, line.input_tokens, 0, line.output_tokens)
+    price_cached = PV.price(line.model, line.input_tokens, PV.cached_input_tokens(line), line.output_tokens)
+    assert price_full is not None and price_cached is not None and price_cached < price_full
+
+    from shopbench.config import load_profile
+    from shopbench.judges.protocols import get_protocol, messages
+
+    recs = [r for r in PV._sample_build(load_profile("smoke")).records if r.split == "test"][:4]
+    verbatim = PV.prefix_tokens([messages(get_protocol("pacejudge"), r) for r in recs])
+    first = PV.prefix_tokens([messages(get_protocol("pacejudge_prefix_first"), r) for r in recs])
+    # measured here: ~150 vs ~680 tokens; both under the providers' 1,024-token minimum, so the judge sweeps
+    # of the API profiles get no cached-input discount (the preview says 0, as a real run would report)
+    assert verbatim < 300 < first
+    system = [
+        [{"role": "system", "content": "rules " * 400}, {"role": "user", "content": str(i)}] for i in range(3)
+    ]
+    assert PV.prefix_tokens(system) >= 400

@@ -93,6 +93,7 @@ class Line:
     kind: str = "api"  # api | self-hosted | llamacpp | embedded
     method: str = ""
     cached_input_tokens: int = 0
+    prefix_tokens: int = 0  # the fixed prefix each call shares with the sweep's others (provider caching)
     usd: float | None = 0.0
     hours: float = 0.0
     available: bool = True
@@ -155,11 +156,46 @@ def _kind(model: str) -> str:
     return "api"
 
 
+CACHE_MIN_TOKENS = 1024  # OpenAI caches prefixes of >= 1,024 tokens; Anthropic's minimum for Sonnet/Opus
+OPENAI_CACHE_STEP = 128  # OpenAI caches in 128-token increments past the minimum
+AUTOMATIC_CACHE_PROVIDERS = ("openai", "azure")  # prefix caching with no marking
+MARKED_CACHE_PROVIDERS = ("anthropic",)  # the gateway marks the prefix with cache_control (llm/usage.py)
+
+
 def cached_input_tokens(line: Line) -> int:
-    """Input tokens the provider would serve from its prompt cache. Hook for provider prompt caching
-    (issue 14 §4: Anthropic ``cache_control`` on fixed prefixes, OpenAI's automatic caching): 0 until
-    the gateway sends cacheable prefixes; then the shared-prefix tokens of the notebook's prompts."""
-    return 0
+    """Input tokens the provider would serve from its prompt cache (issue 14 §4).
+
+    The gateway marks the fixed prefix of Anthropic prompts with ``cache_control`` (llm/usage.py) and
+    OpenAI caches prefixes of >= 1,024 tokens on its own (in 128-token steps). A sweep's first call
+    writes the prefix; every later call reads it: ``(calls - 1) × prefix_tokens`` when the prefix
+    reaches the providers' 1,024-token minimum, else 0. Other providers: 0 (no caching assumed).
+    An estimate: the 5-minute cache lifetime is assumed kept alive by the sweep itself, and Anthropic's
+    cache-write surcharge (1.25× input on the first call) is left out."""
+    provider = line.model.split("/", 1)[0] if "/" in line.model else "openai"
+    prefix = int(line.prefix_tokens)
+    if line.calls < 2 or prefix < CACHE_MIN_TOKENS:
+        return 0
+    if provider in AUTOMATIC_CACHE_PROVIDERS:
+        prefix = prefix // OPENAI_CACHE_STEP * OPENAI_CACHE_STEP
+    elif provider not in MARKED_CACHE_PROVIDERS:
+        return 0
+    return min((line.calls - 1) * prefix, line.input_tokens)
+
+
+def prefix_tokens(prompts: Sequence[Sequence[dict]]) -> int:
+    """Tokens of the fixed prefix a sweep's prompts share, as the gateway would mark it: the system
+    message when every prompt opens with the same one, else the longest common prefix of the first
+    user messages cut at a line break (``llm.usage.shared_prefix``)."""
+    from .llm.usage import shared_prefix
+
+    firsts = [p[0] for p in prompts if p]
+    if len(firsts) < 2:
+        return 0
+    texts = [str(m.get("content") or "") for m in firsts]
+    if all(m.get("role") == "system" for m in firsts) and len(set(texts)) == 1:
+        return _text_tokens(texts[0])
+    n = shared_prefix(texts)
+    return _text_tokens(texts[0][:n]) if n else 0
 
 
 def price(model: str, inp: int, cached: int, out: int) -> float | None:
@@ -290,6 +326,7 @@ class _Builder:
         self.backbones = {b.name: b for b in parse_backbones([as_plain(e) for e in self.params.backbones])}
         self._build = None
         self.preview = Preview(prof.name)
+        self.trajectory_prefix = 0  # the H.5 prompt's fixed prefix (set by _trajectory_tokens)
 
     @property
     def build(self):
@@ -302,14 +339,14 @@ class _Builder:
         return b.model if b is not None else name
 
     def add(self, notebook: str, backbone: str, role: str, calls: int, mean_in: float, mean_out: float,
-            method: str) -> None:  # fmt: skip
+            method: str, prefix: int = 0) -> None:  # fmt: skip
         model = self.model(backbone)
         b = self.backbones.get(backbone)
         kind = "llamacpp" if b is not None and b.server else _kind(model)  # a project-started server
         self.preview.lines.append(Line(
             notebook=notebook, backbone=backbone, model=model, role=role, calls=int(calls),
             input_tokens=int(round(calls * mean_in)), output_tokens=int(round(calls * mean_out)), kind=kind,
-            method=method, substitute_for=b.substitute_for if b is not None else None,
+            method=method, substitute_for=b.substitute_for if b is not None else None, prefix_tokens=int(prefix),
         ))  # fmt: skip
 
     # 10: GOOD generation
@@ -351,18 +388,21 @@ class _Builder:
             :SAMPLE_RECORDS
         ]
         sizes: dict[str, tuple[float, float]] = {}
+        prefixes: dict[str, int] = {}
 
         def size(pname: str) -> tuple[float, float]:
             if pname not in sizes:
                 p = get_protocol(pname)
                 params = p.params(J.max_tokens)
-                ins, outs = [], []
+                ins, outs, prompts = [], [], []
                 for r in recs:
                     msgs = messages(p, r)
+                    prompts.append(msgs)
                     ins.append(count_tokens(msgs))
                     outs.append(_schema_answer_tokens(getattr(p, "contract", None), params.get("max_tokens"),
                                                       len(ins)))  # fmt: skip
                 sizes[pname] = (statistics.mean(ins), statistics.mean(outs))
+                prefixes[pname] = prefix_tokens(prompts)
             return sizes[pname]
 
         how = f"prompts built for {len(recs)} sampled test records; × {n_test} test records"
@@ -370,7 +410,14 @@ class _Builder:
             for pname in J.deterministic_protocols:
                 i, o = size(pname)
                 self.add(
-                    "20_pace_judge_sweep", judge, f"reference judge ({pname})", n_test * J.repeats, i, o, how
+                    "20_pace_judge_sweep",
+                    judge,
+                    f"reference judge ({pname})",
+                    n_test * J.repeats,
+                    i,
+                    o,
+                    how,
+                    prefix=prefixes[pname],
                 )
         for run in J.runs():
             for pname in run.protocols or list(PROTOCOLS):
@@ -384,6 +431,7 @@ class _Builder:
                     i,
                     o,
                     f"prompts built for {len(recs)} sampled test records; × {n} (subset {run.subset})",
+                    prefix=prefixes[pname],
                 )
 
     # 50: evaluators
@@ -409,6 +457,7 @@ class _Builder:
                 mean_in,
                 min(P.evaluator_max_tokens, 120),
                 f"{how}; × {n} ((pairs + recorded pairs) × 2 × runs)",
+                prefix=self.trajectory_prefix,
             )
 
     def _trajectory_tokens(self) -> tuple[float, str]:
@@ -422,7 +471,9 @@ class _Builder:
         try:
             rollouts = load_recorded(path)[:SAMPLE_RECORDS]
             crit = load_criteria(None)[0]
-            sizes = [count_tokens(evaluator_messages(r, crit)) for r in rollouts]
+            prompts = [evaluator_messages(r, crit) for r in rollouts]
+            sizes = [count_tokens(m) for m in prompts]
+            self.trajectory_prefix = prefix_tokens(prompts)
         except Exception:  # noqa: BLE001 - absent or unreadable: a documented default
             sizes = []
         if not sizes:
