@@ -179,3 +179,18 @@ def test_provider_prompt_cache_is_priced_from_the_shared_prefix():
         [{"role": "system", "content": "rules " * 400}, {"role": "user", "content": str(i)}] for i in range(3)
     ]
     assert PV.prefix_tokens(system) >= 400
+
+
+def test_agent_lines_carry_their_system_prefix():
+    """An agent's system message (τ²-bench's instruction and policy) is the prefix cached on every turn."""
+    from shopbench.config import load_profile
+    from shopbench.paths import ROOT
+
+    if not (ROOT / "../shared/data/tau2_retail/policy.md").exists():
+        pytest.skip("the τ²-retail data is not at ../shared/data/tau2_retail")
+    pv = PV.build_preview(load_profile("padme-api"))
+    agents = [x for x in pv.lines if x.notebook.startswith("40") and x.role.startswith("agent")]
+    assert agents and all(x.prefix_tokens > PV.CACHE_MIN_TOKENS for x in agents)
+    as_openai = PV.Line("40", "a", "openai/gpt-5.4", "agent", calls=100, input_tokens=400_000, output_tokens=1,
+                        prefix_tokens=agents[0].prefix_tokens)  # fmt: skip
+    assert PV.cached_input_tokens(as_openai) > 0  # a provider that caches would get the discount

@@ -482,6 +482,27 @@ class _Builder:
             ), f"H.5 prompt at {TRAJECTORY_TOKENS_DEFAULT} tokens (no recorded trajectories)"
         return statistics.mean(sizes), f"H.5 prompt built on {len(sizes)} recorded τ-bench trajectories"
 
+    def _system_prefix(self, which: str) -> int:
+        """Tokens of an agent's system message, the prefix the gateway marks for caching on every turn
+        (llm/usage.py): the shop agent's system prompt, or τ²-bench's instruction and policy for a τ²
+        source (0 when its folder cannot be read: no discount is then assumed)."""
+        try:
+            if which == "shop":
+                from .shopsim.agents import default_system_prompt
+
+                return _text_tokens(default_system_prompt())
+            from .domains.tau2_retail.environment import agent_system_prompt
+            from .paths import ROOT
+
+            for src in self.params.padme.sources:
+                path = getattr(src, "path", None)
+                if path:
+                    pol = Path(path) if Path(path).is_absolute() else ROOT / path
+                    return _text_tokens(agent_system_prompt((pol / "policy.md").read_text(encoding="utf-8")))
+        except Exception:  # noqa: BLE001 - an estimate: no readable prompt, no discount
+            return 0
+        return 0
+
     # 40: synthesis (per-unit model)
     def synthesis(self) -> None:
         P = self.params.padme
@@ -499,7 +520,8 @@ class _Builder:
                 share = cells // m + (1 if i < cells % m else 0)
                 n = share * 2 * attempts * PADME_AGENT_CALLS
                 role = "agent" if m == 1 else f"agent ({share} of {cells} cells)"
-                self.add("40_padme_synthesis", agent, role, n, PADME_CALL_INPUT, 300, how)
+                self.add("40_padme_synthesis", agent, role, n, PADME_CALL_INPUT, 300, how,
+                         prefix=self._system_prefix("tau2"))  # fmt: skip
         if P.user != "scripted":
             n = cells * 2 * attempts * PADME_USER_CALLS
             self.add("40_padme_synthesis", P.user, "user simulator", n, PADME_CALL_INPUT, 120, how)
@@ -534,6 +556,7 @@ class _Builder:
                 SHOP_ASSISTANT_TOKENS_PER_TRIAL / SHOP_AGENT_CALLS_PER_TRIAL,
                 min(a.max_tokens, 400),
                 how,
+                prefix=self._system_prefix("shop"),
             )
         trials_all = total_trials + sum(sum(S.trials.counts().values()) for _ in S.scripted_agents)
         if S.user != "scripted":
