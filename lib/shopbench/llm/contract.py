@@ -237,18 +237,15 @@ def _compile(schema: Any):  # noqa: C901 - one branch per keyword
             if not _is_num(b):
                 raise _NotPlain
             tests.append(lambda v, b=b, bad=bad: not (_is_num(v) and bad(v, b)))
-    for key, bad in (("minLength", lambda n, b: n < b), ("maxLength", lambda n, b: n > b)):
+    too_short, too_long = (lambda n, b: n < b), (lambda n, b: n > b)
+    sized = (("minLength", str, too_short), ("maxLength", str, too_long),
+             ("minItems", list, too_short), ("maxItems", list, too_long))  # fmt: skip
+    for key, kind, bad in sized:
         if key in schema:
             b = schema[key]
             if not isinstance(b, int) or isinstance(b, bool):
                 raise _NotPlain
-            tests.append(lambda v, b=b, bad=bad: not (isinstance(v, str) and bad(len(v), b)))
-    for key, bad in (("minItems", lambda n, b: n < b), ("maxItems", lambda n, b: n > b)):
-        if key in schema:
-            b = schema[key]
-            if not isinstance(b, int) or isinstance(b, bool):
-                raise _NotPlain
-            tests.append(lambda v, b=b, bad=bad: not (isinstance(v, list) and bad(len(v), b)))
+            tests.append(lambda v, b=b, bad=bad, kind=kind: not (isinstance(v, kind) and bad(len(v), b)))
     if "items" in schema:
         item = _compile(schema["items"])
         tests.append(lambda v, item=item: not isinstance(v, list) or all(item(x) for x in v))
