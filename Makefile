@@ -11,7 +11,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 .PHONY: paper preview test lint pytest lab local-llm models-for-profile bench annotate browser-deps env clean-outputs help
 
 help:
-	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md)"
+	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md);"
+	@echo "                                        notebooks whose inputs did not change are kept (FRESH=1 re-executes all)"
 	@echo "make preview PROFILE=full               calls, tokens, \$$ and hours per notebook x backbone (no key, no call)"
 	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
 	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
@@ -35,11 +36,14 @@ local-llm: $(STAMP)
 models-for-profile: $(STAMP)
 	$(PY) -m shopbench.llm install --profile $(PROFILE)
 
-# the profile is checked first: an unknown profile, key or value is one message (exit 2), no traceback
+# the profile is checked first: an unknown profile, key or value is one message (exit 2), no traceback.
+# A notebook whose inputs did not change since its last successful run is kept (shopbench.uptodate);
+# FRESH=1 re-executes every notebook.
+FRESH ?=
 paper: $(STAMP)
 	@$(PY) -m shopbench.pipeline check --profile $(PROFILE)
 	@$(MAKE) --no-print-directory models-for-profile PROFILE=$(PROFILE)
-	$(PY) -m shopbench.pipeline run --profile $(PROFILE)
+	$(PY) -m shopbench.pipeline run --profile $(PROFILE) $(if $(FRESH),--rerun,)
 
 # the cost and time preview: no key, no model call; writes outputs/<profile>/paper/preview.json
 preview: $(STAMP)

@@ -6,13 +6,16 @@ profile, executes the notebooks with papermill into ``outputs/<profile>/notebook
 ``outputs/<profile>/paper/run.json`` and the index (``index.md`` + ``index.html``).
 
 A notebook whose ``needs`` (the notebooks whose outputs it reads) failed or were skipped is skipped
-with the reason, instead of running into a second, misleading error. A user error (unknown profile,
+with the reason, instead of running into a second, misleading error. A notebook whose inputs did not
+change since its last successful run is not re-executed (:mod:`shopbench.uptodate`; ``--rerun``
+re-executes everything). A user error (unknown profile,
 bad key or value, missing input) prints one message and exits 2, with no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -26,10 +29,11 @@ import yaml
 from .config import claim_outputs, load_profile
 from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
-from .paths import NOTEBOOKS_DIR
+from .paths import NOTEBOOKS_DIR, ROOT
 from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
+from .uptodate import RunInputs, failed_calls, load_state, save_state
 
 PIPELINE_FILE = NOTEBOOKS_DIR / "pipeline.yaml"
 
@@ -117,16 +121,68 @@ def skip_reason(step: Step, outcome: dict[str, str]) -> str | None:
     return None
 
 
-def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: dict[str, str]) -> None:
+@dataclass
+class UpToDate:
+    """The up-to-date check of one run (:mod:`shopbench.uptodate`): the run's inputs, the state of
+    the last successful runs, and the artefacts they registered (kept for notebooks not re-executed)."""
+
+    inputs: RunInputs
+    state: dict[str, dict]
+    old_artifacts: list[dict]
+    force: bool = False  # re-execute every notebook (``--rerun``, the rehearsal profile)
+    chain: list[str] = field(default_factory=list)  # fingerprints of the steps so far
+
+    def fingerprint(self, step: Step) -> str:
+        fp = self.inputs.fingerprint(step.path, self.chain)
+        self.chain.append(fp)
+        return fp
+
+    def why_not(self, step: Step, fp: str, root: Path) -> str | None:
+        """None when ``step`` is up to date, else why it must be re-executed."""
+        last = self.state.get(step.name) or {}
+        if self.force:
+            return "re-executing every notebook"
+        if last.get("fingerprint") != fp:
+            return "its inputs changed" if last else "no earlier run"
+        if not (root / "notebooks" / step.path.name).exists():
+            return "its executed notebook is missing"
+        mine = {a["name"] for a in self.old_artifacts if a.get("provenance", {}).get("notebook") == step.name}
+        if any(p not in mine for p in step.produces):
+            return "an artefact of its last run is missing"
+        if failed_calls(root / "calls", step.name):
+            return "model calls of its last run failed (re-executing retries them)"
+        return None
+
+    def keep(self, step: Step, paper: Path) -> None:
+        """Register again the artefacts ``step`` registered on its last run."""
+        mine = [a for a in self.old_artifacts if a.get("provenance", {}).get("notebook") == step.name]
+        if mine:
+            with open(paper / "artifacts.jsonl", "a", encoding="utf-8") as f:
+                f.writelines(json.dumps(a, ensure_ascii=False) + "\n" for a in mine)
+
+
+def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: dict[str, str],
+               fresh: UpToDate | None = None) -> None:  # fmt: skip
+    paper = root / "paper"
     for s in steps:
         t = time.perf_counter()
         status, reason = "ok", skip_reason(s, outcome)
+        fp = fresh.fingerprint(s) if fresh is not None else ""
         if reason is not None:
             status = "skipped"
             outcome[s.name] = f"skipped: {reason}"
             print(f"[{prof.name}] {s.name} skipped: {reason}", file=sys.stderr, flush=True)
+        elif fresh is not None and fresh.why_not(s, fp, root) is None:
+            status = "up to date"
+            last = fresh.state[s.name]
+            fresh.keep(s, paper)
+            print(f"[{prof.name}] {s.name} up to date (inputs unchanged since {last.get('finished', '?')}; "
+                  f"--rerun / FRESH=1 re-executes it)", flush=True)  # fmt: skip
         else:
-            print(f"[{prof.name}] running {s.name} ...", flush=True)
+            why = fresh.why_not(s, fp, root) if fresh is not None else None
+            print(f"[{prof.name}] running {s.name}" + (f" ({why})" if why else "") + " ...", flush=True)
+            for old in (root / "calls").glob(f"{s.name}_*.jsonl"):  # this run's calls replace the last run's
+                old.unlink()
             try:
                 run_notebook(s, str(prof.path), root / "notebooks")
             except (
@@ -145,11 +201,18 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
                 **({"reason": reason} if reason else {}),
             }
         )
-        if status != "skipped":
+        if fresh is not None:
+            if status == "ok":
+                fresh.state[s.name] = {"fingerprint": fp, "finished": now_iso(), "wall_s": round(wall, 2)}
+            elif status != "up to date":
+                fresh.state.pop(s.name, None)
+            save_state(paper, fresh.state)
+        if status not in ("skipped", "up to date"):
             print(f"[{prof.name}] {s.name} {status} in {wall:.1f} s", flush=True)
 
 
-def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True) -> int:
+def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True,
+        rerun: bool = False) -> int:  # fmt: skip
     prof = load_profile(profile)
     if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
         check_before_run(str(prof.path))
@@ -163,8 +226,13 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
         steps = [s for s in steps if s.name in only]
     root = claim_outputs(prof)
     paper = root / "paper"
+    uptodate = None
     if fresh and not only:  # call logs and artefact registry describe this run; the cache is kept
-        shutil.rmtree(root / "calls", ignore_errors=True)
+        every = rerun or prof.params.rehearsal is not None
+        inputs = RunInputs.of(prof.path, prof.data, PIPELINE_FILE, ROOT, root / "annotations")
+        uptodate = UpToDate(inputs, load_state(paper), read_artifacts(paper), force=every)
+        if every:
+            shutil.rmtree(root / "calls", ignore_errors=True)
         (paper / "artifacts.jsonl").unlink(missing_ok=True)
     os.environ["SHOPBENCH_GIT_COMMIT"] = git_commit()
     # executed notebooks have no frontend: text progress bars that finish (shopbench.progress)
@@ -184,7 +252,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
             if fleet_run is not None:
                 print(f"[{prof.name}] rehearsal: hosted_vllm/ models on a fleet of {len(fleet_run.bases)} server "
                       f"processes; the last dies after {fleet_run.kill_after} chat completions")  # fmt: skip
-        _run_steps(prof, steps, root, nbs, outcome)
+        _run_steps(prof, steps, root, nbs, outcome, uptodate)
         if prof.params.rehearsal is not None:
             from .rehearsal.report import run_tables
 
@@ -248,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by name)")
     r.add_argument("--keep-logs", action="store_true", help="keep previous call logs and artefact registry")
+    r.add_argument("--rerun", action="store_true",
+                   help="re-execute every notebook, also those whose inputs did not change (make paper FRESH=1)")  # fmt: skip
     r.add_argument(
         "--no-preview",
         action="store_true",
@@ -263,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "check":
         return check(a.profile)
-    return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview)
+    return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview, rerun=a.rerun)
 
 
 if __name__ == "__main__":
