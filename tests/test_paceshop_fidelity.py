@@ -306,3 +306,251 @@ def test_contrary_values_leave_table12_untouched(built):
     assert 0 < len(held) < len(res.personas)
     for p in held:
         assert all(f in {s.family for s in T.PREFERENCES} for f in p.taxonomy.preferences)
+
+
+# ---- L4: the cross-generator slice (slices.py) ---------------------------------------------------
+L4_FAKE = "test-l4-fake"
+
+
+def test_cross_generator_slice_attributes_accepts_and_rejects_with_reasons(built, tmp_path):
+    """Table 16: "50 shared held-out inputs across 3 generator families (completed)"; B.4: "a
+    cross-generator slice on 50 shared inputs to confirm that GOOD generation does not overfit a
+    single backbone"; B.9: "candidates that fail hard schema, evidence-ID, or XML round-trip checks are
+    rejected". Three shared inputs, the build's offline generator plus two through the gateway: a fake
+    generator (``local/test-l4-fake``) that returns the build's own GOOD on input 0, a truncated
+    document on input 1 and the GOOD citing an evidence id outside the pool on input 2, and the
+    seeded ``local/schema-sampler`` (random ids: every output fails the evidence-ID check)."""
+    from shopbench.llm import Gateway, parse_backbones
+    from shopbench.llm.local import register_local
+    from shopbench.paceshop.slices import cross_generator_slice, cross_generator_summary, shared_inputs
+    from shopbench.paths import read_prompt
+
+    cfg, res = built
+    inputs = shared_inputs(res, 3, cfg.seed)
+    aids = [it[0] for it, _ in inputs]
+    goods = {it[0]: g for it, g in inputs}
+
+    def fake(messages, params):
+        text = messages[-1]["content"]
+        aid = next(a for a in aids if f"Assignment: {a}\n" in text)
+        doc = goods[aid].response.model_dump()
+        if aid == aids[1]:
+            return json.dumps(doc)[:60]  # cut off mid-document, as a model that hit max_tokens
+        if aid == aids[2]:
+            doc["attribution_list"] = ["ev-not-in-pool"]
+        return json.dumps(doc)
+
+    register_local(L4_FAKE, fake, "test: the build's GOOD, a truncated answer, a GOOD citing a foreign id")
+    gens = ["local/schema-sampler", f"local/{L4_FAKE}"]
+    gw = Gateway(
+        cache_dir=tmp_path / "c", log_dir=tmp_path / "l", progress=False, backbones=parse_backbones(gens)
+    )
+    rows = cross_generator_slice(res, gens, gw, read_prompt("paceshop_good_generation"), 3, cfg.seed)
+
+    # every (input, generator) once, attributed to its generator
+    assert len(rows) == 9
+    assert (
+        list(rows["generator"])
+        == ["offline-template-v1"] * 3 + ["local/schema-sampler"] * 3 + [f"local/{L4_FAKE}"] * 3
+    )
+    assert list(rows["input"]) == aids * 3
+    fk = rows[rows["generator"] == f"local/{L4_FAKE}"].set_index("input")
+    # input 0: the build's own GOOD → accepted, same checks, full category overlap
+    g0 = goods[aids[0]]
+    assert bool(fk.loc[aids[0], "accepted"]) and fk.loc[aids[0], "reason"] == ""
+    assert fk.loc[aids[0], "checks_passed"] == sum(g0.checks.values())
+    assert fk.loc[aids[0], "attributions"] == len(g0.response.attribution_list)
+    assert fk.loc[aids[0], "category_overlap_with_build"] == 1.0
+    # input 1: truncated → rejected as a contract parse failure, no check counts
+    assert not fk.loc[aids[1], "accepted"] and fk.loc[aids[1], "reason"].startswith("contract parse failure")
+    assert pd.isna(fk.loc[aids[1], "checks_passed"]) and not fk.loc[aids[1], "all_12"]
+    # input 2: a foreign evidence id → rejected by the hard evidence-ID check, naming the id
+    r2 = fk.loc[aids[2], "reason"]
+    assert not fk.loc[aids[2], "accepted"] and r2.startswith("failed hard checks: ")
+    assert "evidence_id_validity" in r2 and "ev-not-in-pool" in r2
+    ss = rows[rows["generator"] == "local/schema-sampler"]
+    assert not ss["accepted"].any() and all(r for r in ss["reason"])
+
+    s = cross_generator_summary(rows)
+    assert list(s.index) == ["offline-template-v1", "local/schema-sampler", f"local/{L4_FAKE}"]
+    assert (s["inputs"] == 3).all()
+    assert s.loc["offline-template-v1", "accepted"] == 1.0
+    assert s.loc["local/schema-sampler", "accepted"] == 0.0
+    assert s.loc["local/schema-sampler", "mean_checks_passed"] is None or pd.isna(
+        s.loc["local/schema-sampler", "mean_checks_passed"]
+    )
+    assert s.loc["local/schema-sampler", "top_rejection"] != ""
+    f = s.loc[f"local/{L4_FAKE}"]
+    assert f["accepted"] == round(1 / 3, 3)
+    assert f["all_12_pass"] == round(int(all(g0.checks.values())) / 3, 3)
+    assert f["mean_checks_passed"] == sum(g0.checks.values()) and f["mean_attributions"] == len(
+        g0.response.attribution_list
+    )
+    assert f["category_overlap_with_build"] == 1.0
+    assert f["top_rejection"] in {fk.loc[aids[1], "reason"][:80], r2[:80]}
+    offl = s.loc["offline-template-v1"]
+    assert offl["mean_checks_passed"] == round(np.mean([sum(g.checks.values()) for g in goods.values()]), 2)
+
+
+# ---- Tables 21 and 26, the category-reading localisation (metrics/pace/examples.py) --------------
+def _runs(rows):
+    base = dict(protocol="pacejudge", backbone="b1", status="ok", parse_ok=True, kind="bad", tier=1, label="BAD",
+                gold_family=None, gold_location=None, base_record_id=None, verdict="BAD", defect_family="NONE",
+                defect_location="NONE", confidence=0.9, persona_alignment=3.0, component_consistency=3.0,
+                evidence_grounding=3.0, format_safety=3.0, overall_quality=None, rationale="why",
+                parse_error_kind=None)  # fmt: skip
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+GOOD = dict(kind="good", tier=0, label="GOOD")
+
+
+def test_table21_picks_the_first_record_of_each_example_per_backbone():
+    """Table 21: "Qualitative examples of PACEJudge (Opus 4.6) output on the development set" — "Example 1:
+    GOOD record correctly classified", "Example 2: Single-defect BAD record … Defect: xcomp_mismatch @
+    rqList ✓ matches gold", "Example 3: Triple-defect BAD record"; "per-axis scores identify which
+    dimension failed (e.g., Consistency = 1.5 in Example 2)"."""
+    from shopbench.metrics.pace.examples import table21_judge_examples
+
+    rt = _runs([
+        dict(record_id="r04", gold_family="XCOMP_MISMATCH", gold_location="rqList[0]", defect_family="XCOMP_MISMATCH",
+             defect_location="rqList", confidence=0.94, persona_alignment=3.0, component_consistency=1.5,
+             evidence_grounding=3.5, format_safety=4.5, query="toy story 4 toys", rationale="x" * 50),
+        dict(record_id="r06", **GOOD, verdict="GOOD", confidence=0.5),  # a later correct GOOD: not picked
+        dict(record_id="r01", **GOOD, verdict="BAD"),  # a GOOD called BAD: not example 1
+        dict(record_id="r02", **GOOD, verdict="GOOD", confidence=0.7, persona_alignment=3.7,
+             component_consistency=4.0, evidence_grounding=3.5, format_safety=4.8, query="lash extensions"),
+        dict(record_id="r03", gold_family="INTENT_DRIFT", gold_location="productCategoryList[0]",
+             defect_family="XCOMP_MISMATCH", defect_location="rqList"),  # wrong family: not example 2
+        dict(record_id="r05", tier=3, gold_family="EVIDENCE_MISMATCH+INTENT_DRIFT+UNSUPPORTED_CLAIM",
+             gold_location="attribution_list+productCategoryList[0]+overview_text", status="parse_error",
+             parse_ok=False, parse_error_kind="truncated"),  # a failed triple is still example 3, said so
+        dict(record_id="r00", protocol="ares", **GOOD, verdict="GOOD"),  # another protocol: ignored
+        dict(record_id="r07", backbone="b2", **GOOD, verdict="GOOD", confidence=0.8),
+    ])  # fmt: skip
+    t = table21_judge_examples(rt, rationale_chars=20)
+    assert list(t["backbone"]) == ["b1"] * 3 + ["b2"] * 3
+    b1 = t[t["backbone"] == "b1"].set_index("example")
+    e1, e2, e3 = b1.iloc[0], b1.iloc[1], b1.iloc[2]
+    assert (e1["record"], e1["query"], e1["gold"]) == ("r02", "lash extensions", "GOOD")
+    assert e1["judge output"] == "GOOD, confidence 0.70; defect: NONE @ NONE"
+    assert e1["axis scores"] == "[P 3.7, C 4.0, G 3.5, F 4.8]"
+    assert (e2["record"], e2["gold"]) == ("r04", "XCOMP_MISMATCH @ rqList[0]")
+    assert e2["judge output"] == "BAD, confidence 0.94; defect: XCOMP_MISMATCH @ rqList"
+    assert e2["axis scores"] == "[P 3.0, C 1.5, G 3.5, F 4.5]"
+    assert e2["rationale"] == "x" * 19 + "…"
+    assert e3["record"] == "r05" and e3["judge output"] == "parse failure (truncated)"
+    assert (
+        e3["gold"]
+        == "EVIDENCE_MISMATCH+INTENT_DRIFT+UNSUPPORTED_CLAIM @ attribution_list+productCategoryList[0]+overview_text"
+    )
+    b2 = t[t["backbone"] == "b2"]
+    assert list(b2["record"]) == ["r07", "–", "–"]
+    assert list(b2["judge output"])[1:] == ["no such record in this run"] * 2
+    assert table21_judge_examples(rt, backbones=["b2"])["backbone"].unique().tolist() == ["b2"]
+
+
+def test_table26_spreads_failure_cases_over_the_case_types():
+    """Table 26: "Ten concrete failure cases. Each row contrasts a scalar baseline's verdict and reasoning
+    against PACEJudge's structured output on the same record. Axis scores abbreviated P/C/G/F." — cases
+    PS (persona swap), CC (cross-component), GR (grounding), MD (multi-defect)."""
+    from shopbench.metrics.pace.examples import table26_failure_cases
+
+    recs = [
+        dict(record_id="s1", kind="swap", tier=0, gold_family="PREF_CONFLICT", gold_location="persona_swap",
+             base_record_id="g9"),
+        dict(record_id="s2", kind="swap", tier=0, gold_family="PREF_CONFLICT", gold_location="persona_swap",
+             base_record_id="g8"),
+        dict(record_id="c1", gold_family="INTENT_DRIFT", gold_location="productCategoryList[0]"),
+        dict(record_id="g1", gold_family="EVIDENCE_MISMATCH", gold_location="attribution_list"),
+        dict(record_id="m1", tier=3, gold_family="EVIDENCE_MISMATCH+PREF_CONFLICT",
+             gold_location="attribution_list+productCategoryList[0]"),
+        dict(record_id="a1", gold_family="PREF_CONFLICT", gold_location="productCategoryList[0]"),
+        dict(record_id="k1", **GOOD),  # a GOOD record is never a failure case
+    ]  # fmt: skip
+    rows = []
+    for bb in ("b2", "b1"):  # both ran both protocols: the first in name order (b1) is used
+        for r in recs:
+            rows.append(
+                dict(
+                    r,
+                    backbone=bb,
+                    protocol="mtbench_scalar_first",
+                    verdict="GOOD",
+                    overall_quality=4.0,
+                    rationale=f"baseline on {r['record_id']}",
+                )
+            )
+            rows.append(
+                dict(
+                    r,
+                    backbone=bb,
+                    protocol="pacejudge",
+                    defect_family="PREF_CONFLICT",
+                    defect_location="overview_text",
+                    persona_alignment=2.0,
+                    component_consistency=3.0,
+                    evidence_grounding=3.5,
+                    format_safety=5.0,
+                )
+            )
+    rows.append(
+        dict(recs[2], record_id="c0", backbone="b1", protocol="pacejudge")
+    )  # no baseline row: left out
+    rows[0] = dict(
+        rows[0], status="error", parse_ok=False, parse_error_kind=None
+    )  # b2's baseline on s1 failed
+    rt = _runs(rows)
+    rt.loc[(rt.backbone == "b1") & (rt.record_id == "g1") & (rt.protocol == "mtbench_scalar_first"),
+           ["status", "parse_ok", "parse_error_kind"]] = ["parse_error", False, "not_json"]  # fmt: skip
+    t = table26_failure_cases(rt, n=10, queries={"g9": "air conditioner", "c1": "wine glasses"})
+    # round robin over PS, CC, GR, MD (then AC), record-id order within each: s1 c1 g1 m1 a1 | s2
+    assert list(t["record"]) == ["s1", "c1", "g1", "m1", "a1", "s2"]
+    assert list(t["case"]) == ["PS", "CC", "GR", "MD", "AC", "PS"]
+    assert set(t["backbone"]) == {"b1"}
+    row = t.set_index("record")
+    assert row.loc["s1", "query"] == "air conditioner" and row.loc["c1", "query"] == "wine glasses"
+    assert row.loc["s2", "query"] == ""
+    assert row.loc["s1", "gold"] == "PREF_CONFLICT @ persona_swap"
+    assert row.loc["s1", "mtbench_scalar_first verdict"] == "GOOD, overall 4.0"
+    assert row.loc["g1", "mtbench_scalar_first verdict"] == "parse failure (not_json)"
+    assert row.loc["m1", "mtbench_scalar_first reasoning"] == "baseline on m1"
+    assert row.loc["c1", "pacejudge verdict"] == "BAD, confidence 0.90; defect: PREF_CONFLICT @ overview_text"
+    assert row.loc["c1", "pacejudge axes"] == "[P 2.0, C 3.0, G 3.5, F 5.0]"
+    assert list(table26_failure_cases(rt, n=4)["record"]) == ["s1", "c1", "g1", "m1"]
+    assert table26_failure_cases(rt[rt.protocol == "pacejudge"]).empty
+
+
+def test_category_reading_localisation_scores_s2_and_s4_on_category_defects():
+    """E.4: "S2 detect ... the fraction of records marked BAD"; "S2 loc. ... requires both a BAD verdict and
+    correct 4-way response-field localization"; "S4 family: exact defect-family prediction on
+    single-defect BAD records"; "S4 loc.: exact 4-way response-field localization on the same
+    single-defect BAD slice" — on the single-defect category records of each B.9 reading."""
+    from shopbench.metrics.pace.examples import category_reading_localisation
+
+    ID = dict(gold_family="INTENT_DRIFT", gold_location="productCategoryList[0]")
+    PC = dict(gold_family="PREF_CONFLICT", gold_location="productCategoryList[0]")
+    mirrored = _runs([
+        dict(record_id="r1", **ID, defect_family="INTENT_DRIFT", defect_location="productCategoryList"),  # all hits
+        dict(record_id="r2", **ID, defect_family="XCOMP_MISMATCH", defect_location="rqList"),  # detected only
+        dict(record_id="r3", **ID, status="error", parse_ok=False),  # failed: a miss everywhere
+        dict(record_id="r3b", **ID, verdict="GOOD", defect_location="productCategoryList"),  # field, no BAD
+        dict(record_id="r4", **PC, defect_family="PREF_CONFLICT", defect_location="overview_text"),  # S4 family
+        dict(record_id="r5", tier=3, gold_family="INTENT_DRIFT+REDUNDANCY",
+             gold_location="productCategoryList[0]+rqList[1]", defect_family="INTENT_DRIFT"),  # not single
+        dict(record_id="r6", gold_family="XCOMP_MISMATCH", gold_location="rqList[0]"),  # not a category defect
+        dict(record_id="r7", **GOOD, verdict="GOOD"),
+    ])  # fmt: skip
+    literal = _runs([dict(record_id="r4", **PC, verdict="GOOD", defect_family="PREF_CONFLICT",
+                          defect_location="productCategoryList")])  # fmt: skip
+    t = category_reading_localisation({"mirrored": mirrored, "literal": literal, "none": pd.DataFrame()})
+    assert list(t.index) == [("literal", "pacejudge", "b1"), ("mirrored", "pacejudge", "b1")]
+    m = t.loc[("mirrored", "pacejudge", "b1")]
+    assert (m["n_S2"], m["n_S4"]) == (4, 5)
+    assert m["S2_detect"] == pytest.approx(2 / 4) and m["S2_loc"] == pytest.approx(1 / 4)  # loc needs BAD
+    assert m["S4_family"] == pytest.approx(2 / 5) and m["S4_loc"] == pytest.approx(2 / 5)  # r1, r3b
+    lit = t.loc[("literal", "pacejudge", "b1")]
+    assert lit["n_S2"] == 0 and np.isnan(lit["S2_detect"]) and np.isnan(lit["S2_loc"])
+    # S4 reads the family and field, not the verdict: a GOOD verdict naming the right defect counts
+    assert lit["n_S4"] == 1 and lit["S4_family"] == 1.0 and lit["S4_loc"] == 1.0
+    assert category_reading_localisation({"x": pd.DataFrame()}).empty

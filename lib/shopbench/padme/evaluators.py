@@ -85,6 +85,7 @@ from ..judging import (
     steps,
     text_of,
 )
+from .choices import NOISY_EVALUATOR_SD
 from .types import Criterion, Rollout
 
 PROMPT_NAME = "padme_evaluator"
@@ -101,7 +102,7 @@ HEURISTIC_VARIANTS: dict[str, str] = {
     "heuristic-lenient": "0.6 + 0.4·heuristic rounded to 0.1: compressed toward high scores (reference)",
     "heuristic-noisy": "heuristic + N(0, 0.1) seeded per (rollout, run), rounded to 0.01 (reference)",
 }
-NOISY_SD = 0.1
+NOISY_SD = NOISY_EVALUATOR_SD  # the project's value (shopbench.padme.choices)
 PROPERTY_KEYS = (
     "total_params_b",
     "active_params_b",

@@ -29,17 +29,19 @@ from pydantic import TypeAdapter, ValidationError
 from ..profiles import HeuristicJudgeSpec, LLMJudgeSpec, PadmeParams, validate_section
 from ..profiles.errors import from_validation
 from ..profiles.padme import FilterJudgeEntry
+from .choices import FILTER_JUDGE_NOISE
 from .criteria import load_criteria
 from .filters import HeuristicFilterJudge, LLMFilterJudge
 from .sources.base import make_source
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
 
-DEFAULT_JUDGES = (
-    HeuristicJudgeSpec(heuristic="J1", noise=0.1, seed=1),
-    HeuristicJudgeSpec(heuristic="J2", noise=0.05, seed=2),
+DEFAULT_JUDGES = tuple(
+    HeuristicJudgeSpec(heuristic=name, noise=noise, seed=i)
+    for i, (name, noise) in enumerate(FILTER_JUDGE_NOISE.items(), 1)
 )
-"""K = 2 offline filter judges, used when ``padme.filter_judges`` is not set."""
+"""K = 2 offline filter judges (flip chances: :data:`shopbench.padme.choices.FILTER_JUDGE_NOISE`), used
+when ``padme.filter_judges`` is not set."""
 
 PadmeSection = PadmeParams | Mapping[str, Any]
 """The ``padme`` section, typed (``ctx.params.padme``) or as a plain mapping (validated the same way)."""

@@ -52,6 +52,7 @@ from shopbench.judging import (
     render,
     text_of,
 )
+from shopbench.padme.choices import MAX_TOOL_CHARS
 from shopbench.padme.heuristics import criterion_score
 from shopbench.padme.types import Criterion, Rollout
 
@@ -80,7 +81,7 @@ class FilterCallError(RuntimeError):
     """A filter judge's model call failed (transport, not a model answer)."""
 
 
-def render_trajectory(rollout: Rollout, max_tool_chars: int = 2000) -> str:
+def render_trajectory(rollout: Rollout, max_tool_chars: int = MAX_TOOL_CHARS) -> str:
     """The customer-visible trajectory as plain text (style ``"pair"``): user and assistant turns,
     the agent's tool calls with their arguments, and tool results (clipped to ``max_tool_chars``).
     System messages (agent prompt and steering) are left out."""
@@ -112,7 +113,7 @@ def pair_item_id(item: JudgeItem) -> str:
 class FilterSpec(JudgeSpec[JudgeItem, int]):
     """H.4: the pair in its slot order and the criterion → the preferred slot (1 = A, 2 = B)."""
 
-    max_tool_chars: int = 2000
+    max_tool_chars: int = MAX_TOOL_CHARS
 
     def item_id(self, item: JudgeItem) -> str:
         return pair_item_id(item)
@@ -145,7 +146,7 @@ class LLMFilterJudge(ModelJudge):
 
     def __init__(self, gateway, backbone, name: str | None = None, *, run_id: str | None = None,
                  max_tokens: int = 2048, temperature: float = 0.0, prompt: str | None = None,
-                 max_tool_chars: int = 2000):  # fmt: skip
+                 max_tool_chars: int = MAX_TOOL_CHARS):  # fmt: skip
         name = name or getattr(backbone, "name", None) or str(backbone)
         spec = FILTER_JUDGE if max_tool_chars == FILTER_JUDGE.max_tool_chars else replace(
             FILTER_JUDGE, max_tool_chars=max_tool_chars)  # fmt: skip

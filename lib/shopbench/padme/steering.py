@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 
 from shopbench.llm.result import CallResult
+from shopbench.padme.choices import MAX_STEERING_CHARS
 from shopbench.padme.types import LEVELS, Criterion, Task
 
 __all__ = [
@@ -41,7 +42,9 @@ __all__ = [
 ]
 
 PROMPT_STEM = "padme_writesteer"
-MAX_INSTRUCTION_CHARS = 1500
+MAX_INSTRUCTION_CHARS = (
+    MAX_STEERING_CHARS  # the project's cap (shopbench.padme.choices); H.2 asks for 2-5 sentences
+)
 
 
 def _schema(max_chars: int) -> dict:

@@ -188,8 +188,11 @@ def usage_table(
     trajs: Sequence[TrialRecord], gateway=None, judge_runs: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
     """App. G: mean tokens and cost per trial by role. Agent usage comes from each trajectory; the
-    judge's from its gateway call log (item ids start with ``<agent>/<trial_id>/``). Scripted
-    parties use no model tokens; their message characters are shown instead."""
+    judge's from its gateway call log (item ids ``<agent>/<trial_id>/<question>``, read by
+    ``verifier.judge.split_item_id``; the attribute-label calls, shared by trials, join none).
+    Scripted parties use no model tokens; their message characters are shown instead."""
+    from .reporting import _judge_trial_keys
+
     rows = []
     for t in trajs:
         u = t.usage.get("agent", {})
@@ -212,7 +215,7 @@ def usage_table(
             continue
         if log.empty:
             continue
-        key = log.item_id.str.split("/").str[:2].str.join("/")
+        key = _judge_trial_keys(log.item_id.astype(str))
         agg = log.assign(key=key).groupby("key")[["prompt_tokens", "completion_tokens", "cost_usd"]].sum()
         k = df.agent + "/" + df.trial_id
         for col in ("prompt_tokens", "completion_tokens", "cost_usd"):

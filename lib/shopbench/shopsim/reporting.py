@@ -114,6 +114,18 @@ def llm_agent_table(
     return pd.DataFrame(rows)
 
 
+def _judge_trial_keys(item_ids: pd.Series) -> pd.Series:
+    """``<agent>/<trial>`` of each judge call (:func:`~shopbench.shopsim.verifier.judge.split_item_id`);
+    an attribute-label call, shared by trials, gets its own id and so joins no trial."""
+    from .verifier.judge import split_item_id
+
+    def key(iid: str) -> str:
+        agent, trial, _ = split_item_id(iid)
+        return iid if agent is None else f"{agent}/{trial}"
+
+    return item_ids.map(key)
+
+
 def _per_trial_tokens(log: pd.DataFrame, key) -> pd.DataFrame:
     if log.empty:
         return pd.DataFrame(columns=["prompt_tokens", "completion_tokens", "cost_usd"])
@@ -124,9 +136,10 @@ def _per_trial_tokens(log: pd.DataFrame, key) -> pd.DataFrame:
 def tab8_tokens(trajs: Sequence[TrialRecord], gateway=None, user_runs: Mapping[str, str] | None = None,
                 judge_run: str | None = None) -> pd.DataFrame:  # fmt: skip
     """Table 8: mean tokens per trial (thousands) by agent and trial kind, for the agent under test,
-    the user simulator and the judge, plus the median per-trial total."""
-    judge = _per_trial_tokens(_log(gateway, judge_run) if judge_run else pd.DataFrame(),
-                              lambda s: s.str.split("/").str[:2].str.join("/"))  # fmt: skip
+    the user simulator and the judge, plus the median per-trial total. A judge call joins its trial
+    by its item id (:func:`_judge_trial_keys`); the attribute-label calls, one per distinct claim set
+    and shared by trials, join none (their tokens are in Table 9, not here)."""
+    judge = _per_trial_tokens(_log(gateway, judge_run) if judge_run else pd.DataFrame(), _judge_trial_keys)
     rows = []
     for t in trajs:
         u = t.usage.get("agent", {})
@@ -151,27 +164,32 @@ def tab8_tokens(trajs: Sequence[TrialRecord], gateway=None, user_runs: Mapping[s
     return out.round(3).reset_index()
 
 
-def _question(item_id: str) -> str:
-    parts = item_id.split("/")
-    return "attributes" if parts[0] == "attributes" else "/".join(parts[2:]) or item_id
-
-
 def tab9_judge_cost(gateway, judge_run: str) -> pd.DataFrame:
     """Table 9: per judge question (rubric), calls, median tokens per call (input + output), the
-    output share of those tokens, and the summed cost per agent's run (median over agents)."""
+    output share of those tokens, and the summed cost per agent's run (median over agents). Failed
+    calls are left out. Item ids are read with :func:`~shopbench.shopsim.verifier.judge.split_item_id`;
+    the attribute-label calls name no agent (one call serves every trial with the same claims), so
+    their USD per run is their summed cost spread evenly over the agents the log names."""
+    from .verifier.judge import split_item_id
+
     log = _log(gateway, judge_run)
     if log.empty:
         return pd.DataFrame(columns=["question", "calls", "tokens_per_call", "out_share", "usd_per_run"])
     log = log[log["status"].isin(["ok", "parse_error"])].copy()
-    log["question"] = log.item_id.astype(str).map(_question)
-    log["agent"] = log.item_id.astype(str).str.split("/").str[0]
+    parts = [split_item_id(str(i)) for i in log.item_id]
+    log["question"] = [p[2] for p in parts]
+    log["agent"] = [p[0] for p in parts]
     log["tokens"] = log.prompt_tokens.fillna(0) + log.completion_tokens.fillna(0)
+    n_agents = max(log["agent"].nunique(), 1)  # nunique skips None
     rows = []
     for q, sub in log.groupby("question", sort=True):
         tot = float(sub.tokens.sum())
+        named = sub[sub["agent"].notna()]
+        usd = (float(named.groupby("agent").cost_usd.sum().median()) if len(named)
+               else float(sub.cost_usd.fillna(0).sum()) / n_agents)  # fmt: skip
         rows.append({"question": q, "calls": len(sub), "tokens_per_call": float(sub.tokens.median()),
                      "out_share": float(sub.completion_tokens.fillna(0).sum() / tot) if tot else np.nan,
-                     "usd_per_run": float(sub.groupby("agent").cost_usd.sum().median())})  # fmt: skip
+                     "usd_per_run": usd})  # fmt: skip
     return pd.DataFrame(rows)
 
 

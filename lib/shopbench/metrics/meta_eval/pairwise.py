@@ -67,15 +67,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from shopbench.padme.choices import BOOTSTRAP_CI, HOLM_ALPHA, TABLE4_SEVENTH_PROPERTY
 from shopbench.stats.bootstrap import bootstrap, bootstrap_ratio
 
 AXES = ("domain", "criterion", "contrast", "agent_model")  # the Table 18 breakdown blocks
+# the seventh property, the Holm level and the CI coverage are the project's (shopbench.padme.choices)
 TABLE4_PROPERTIES = ("tie_rate", "distinct_scores", "leniency", "total_params_b", "active_params_b", "reasoning",
-                     "score_sd")  # fmt: skip
+                     TABLE4_SEVENTH_PROPERTY)  # fmt: skip
 TABLE4_SOURCES = {
     "tie_rate": "named in §5.3", "distinct_scores": "named in §5.3", "leniency": "named in §5.3",
     "total_params_b": "named in §5.3", "active_params_b": "named in §5.3", "reasoning": "named in Table 4's caption",
-    "score_sd": "guessed: §5.3 names six of the seven and Table 4's rows are lost in our copy",
+    TABLE4_SEVENTH_PROPERTY: "guessed: §5.3 names six of the seven and Table 4's rows are lost in our copy",
 }  # fmt: skip
 PAIR_ATTRIBUTES = ("task_id", "domain", "criterion", "contrast", "agent_model", "source")
 MISSING = "(missing)"
@@ -273,7 +275,7 @@ def _mean_sd(acc_er):
 
 # ---- Table 3 / 18 ---------------------------------------------------------------------------------
 def evaluator_summary(outcomes: pd.DataFrame, scores: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
-                      ci: float = 0.95, cluster: str | None = None, sort: bool = True) -> pd.DataFrame:  # fmt: skip
+                      ci: float = BOOTSTRAP_CI, cluster: str | None = None, sort: bool = True) -> pd.DataFrame:  # fmt: skip
     """Per evaluator (Table 3 layout): ``accuracy`` ± ``accuracy_sd`` over runs with its bootstrap CI
     (parse failures incorrect), ``leniency``, ``score_sd`` (average per-item SD), ``tie_rate``,
     ``distinct_scores``, ``parse_failure_rate`` (of scores) and ``pair_parse_failure_rate``, and
@@ -348,7 +350,7 @@ def score_statistics(scores: pd.DataFrame, outcomes: pd.DataFrame | None = None)
 
 
 def accuracy_by(outcomes: pd.DataFrame, by: Sequence[str] = AXES, n_boot: int = 1000, seed: int = 0,
-                ci: float = 0.95, parse_failures: str = "incorrect", cluster: str | None = None) -> pd.DataFrame:  # fmt: skip
+                ci: float = BOOTSTRAP_CI, parse_failures: str = "incorrect", cluster: str | None = None) -> pd.DataFrame:  # fmt: skip
     """Accuracy by pair attribute (Table 18 blocks): one row per (evaluator, axis, value) with
     ``n_pairs``, ``accuracy`` (mean over runs), ``accuracy_sd``, ``ci_low``, ``ci_high``.
     ``parse_failures``: "incorrect" (the paper's rule) or "excluded"."""
@@ -415,7 +417,7 @@ def _properties_table(properties) -> pd.DataFrame:
 
 
 def property_correlations(summary: pd.DataFrame, properties=None, columns: Sequence[str] = TABLE4_PROPERTIES,
-                          target: str = "accuracy", method: str = "spearman", alpha: float = 0.05) -> pd.DataFrame:  # fmt: skip
+                          target: str = "accuracy", method: str = "spearman", alpha: float = HOLM_ALPHA) -> pd.DataFrame:  # fmt: skip
     """Table 4: the correlation of each evaluator property with ``target`` over evaluators, its p-value
     and the Holm–Bonferroni-adjusted p-value across the tests (``shopbench.stats.holm``).
 
@@ -514,7 +516,7 @@ def _identities(evaluators, names: list) -> dict[str, tuple[frozenset, bool]]:
 
 
 def contamination(outcomes: pd.DataFrame, pairs: pd.DataFrame, evaluators=None, n_boot: int = 1000, seed: int = 0,
-                  ci: float = 0.95, cluster: str | None = None) -> Contamination:  # fmt: skip
+                  ci: float = BOOTSTRAP_CI, cluster: str | None = None) -> Contamination:  # fmt: skip
     """The contamination diagnostic (App. F.2, Table 19; definitions in the module docstring).
 
     ``pairs``: the pairs table (``pair_id``, ``agent_model``; ``judges`` and ``steering_model``
@@ -689,7 +691,7 @@ def domain_breakdown(by: pd.DataFrame, recorded: pd.DataFrame | None = None, rec
 
 
 def reward_label_accuracy(pairs: pd.DataFrame, scores: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
-                          ci: float = 0.95, cluster: str | None = "task_id") -> pd.DataFrame:  # fmt: skip
+                          ci: float = BOOTSTRAP_CI, cluster: str | None = "task_id") -> pd.DataFrame:  # fmt: skip
     """The Table 3 statistics against the environment-reward label (App. C.3, §6 "Other Reliability
     Signals"): ``pairs`` must carry ``reward_worse`` < ``reward_better``. CIs resample tasks
     (``cluster="task_id"``) because one task contributes several pairs; ``cluster=None`` resamples pairs."""

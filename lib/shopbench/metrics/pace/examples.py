@@ -57,12 +57,24 @@ def _text(v, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+def _query(queries: Mapping[str, str] | None, row) -> str:
+    """The record's query: ``queries[record_id]``, else ``queries[base_record_id]`` (a swap or BAD
+    shares its GOOD's query), else the run table's own ``query`` column when it has one; "" otherwise
+    (the run table carries no query text)."""
+    for key in (row.get("record_id"), row.get("base_record_id")):
+        if queries and key is not None and not pd.isna(key) and str(key) in queries:
+            return str(queries[str(key)])
+    return _text(row.get("query"), 200)
+
+
 def table21_judge_examples(runs: pd.DataFrame, protocol: str = "pacejudge",
-                           backbones: Sequence[str] | None = None, rationale_chars: int = 300) -> pd.DataFrame:  # fmt: skip
+                           backbones: Sequence[str] | None = None, rationale_chars: int = 300,
+                           queries: Mapping[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """Table 21: per backbone, (1) the first GOOD record the judge called GOOD, (2) the first
     single-defect BAD whose predicted family equals the gold family, (3) the first triple-defect BAD,
     in record-id order, with verdict, confidence, defect, gold, axis scores and rationale. A missing
-    case (e.g. no single-defect hit) is a row saying so, never a substitute."""
+    case (e.g. no single-defect hit) is a row saying so, never a substitute. ``queries`` (record id →
+    query text) fills the query column (:func:`_query`)."""
     rt = runs[runs["protocol"] == protocol]
     if backbones is not None:
         rt = rt[rt["backbone"].isin(list(backbones))]
@@ -82,7 +94,7 @@ def table21_judge_examples(runs: pd.DataFrame, protocol: str = "pacejudge",
                              "rationale": ""})  # fmt: skip
                 continue
             r = sel.iloc[0].to_dict()
-            rows.append({"backbone": bb, "example": name, "record": r["record_id"], "query": r.get("query", ""),
+            rows.append({"backbone": bb, "example": name, "record": r["record_id"], "query": _query(queries, r),
                          "judge output": _diag(r), "gold": _gold(r), "axis scores": _axes(r),
                          "rationale": _text(r.get("rationale"), rationale_chars)})  # fmt: skip
     return pd.DataFrame(rows)
@@ -106,8 +118,9 @@ def table26_failure_cases(runs: pd.DataFrame, baseline: str = "mtbench_scalar_fi
                           queries: Mapping[str, str] | None = None) -> pd.DataFrame:  # fmt: skip
     """Table 26: up to ``n`` BAD or swap records judged by both ``baseline`` and ``protocol`` on the
     same backbone, spread over the case types PS, CC, GR, MD (round robin, record-id order, one
-    backbone: the first that ran both). Each row: case, record, query, gold, the baseline's verdict
-    and reasoning, the protocol's verdict, axes P/C/G/F and defect. Empty when no backbone ran both."""
+    backbone: the first that ran both). Each row: case, record, query (:func:`_query`), gold, the
+    baseline's verdict and reasoning, the protocol's verdict, axes P/C/G/F and defect. Empty when no
+    backbone ran both."""
     both = runs[runs["protocol"].isin([baseline, protocol]) & runs["kind"].isin(["bad", "swap"])]
     common = [b for b, g in both.groupby("backbone") if set(g["protocol"]) >= {baseline, protocol}]
     if not common:
@@ -130,8 +143,8 @@ def table26_failure_cases(runs: pd.DataFrame, baseline: str = "mtbench_scalar_fi
         k += 1
     rows = []
     for rid in picked:
-        b, o = base.loc[rid].to_dict(), ours.loc[rid].to_dict()
-        q = (queries or {}).get(str(o.get("base_record_id") or rid), "")
+        b, o = base.loc[rid].to_dict(), {**ours.loc[rid].to_dict(), "record_id": rid}
+        q = _query(queries, o)
         oq = b.get("overall_quality")
         bverdict = f"{b.get('verdict')}" + (
             f", overall {float(oq):.1f}" if oq is not None and not pd.isna(oq) else ""

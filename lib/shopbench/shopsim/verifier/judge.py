@@ -615,6 +615,22 @@ def _item(traj: TrialRecord) -> str:
     return f"{traj.agent}/{traj.trial_id}"
 
 
+def split_item_id(item_id: str) -> tuple[str | None, str | None, str]:
+    """``(agent, trial_id, question)`` of a judge call's item id, the inverse of :meth:`ShopSpec.item_id`
+    (``<agent>/<trial>/<question>``, ``<agent>/<trial>/rubric/<name>`` for a rubric). An agent's name
+    may hold "/" (an LLM agent is ``llm:<backbone>``, e.g. ``llm:local/schema-sampler``), so the id is
+    read from the right: trial ids (``<kind>-<seed>``) and question names hold none. The attribute
+    labels (``attributes/<hash of the claims>``) are shared by every trial with the same claims:
+    ``(None, None, "attributes")``; an id of neither shape is ``(None, None, item_id)``."""
+    parts = item_id.split("/")
+    if len(parts) == 2 and parts[0] == "attributes":
+        return None, None, "attributes"
+    n = 2 if len(parts) >= 4 and parts[-2] == "rubric" else 1
+    if len(parts) < n + 2:
+        return None, None, item_id
+    return "/".join(parts[: -n - 1]), parts[-n - 1], "/".join(parts[-n:])
+
+
 def _has_empty_search(traj: TrialRecord) -> bool:
     return any(e.call.name == "search_products" and search_hits(e.result) == [] for e in traj.events)
 
