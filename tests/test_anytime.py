@@ -341,3 +341,52 @@ def test_recorded_costs_replace_the_ledger_and_stop_when_spent():
     with pytest.raises(ValueError, match="stop"):
         run_anytime(None, [0], None, run, key_of=str, recorded_cost=record.get, budget_s=1, stop="never",  # type: ignore[arg-type]
                     progress=False)  # fmt: skip
+
+
+# ---- estimates: a new unit that would pass the budget does not start ---------------------------------------
+def test_a_unit_estimated_over_the_budget_does_not_start_not_even_the_first(gateway):
+    """The first unit of a model never seen runs (no estimate); once a sweep has made units of that
+    model, the next sweep estimates a new unit from its prompt length and the measured seconds per
+    character, and stops before it when it would pass the budget (n = 0, with the estimate)."""
+    gw = gateway()
+    clock = FakeClock()
+    units = list(range(6))
+    run = _runner(gw, clock, per_call_s=100.0, run_id="est-a")
+    # no rate yet: the first unit runs although it takes 100 s of a 30 s budget (the old overshoot)
+    first = run_anytime(gw, units, lambda i: [_call(i)], run, budget_s=30, clock=clock, progress=False)
+    assert first.done == [0] and first.spent_s == pytest.approx(100) and first.next_unit_estimate_s is None
+    ledger = Ledger(gw.cache.directory)
+    rate = ledger.seconds_per_char("local/echo")
+    assert rate == pytest.approx(100.0 / len(_call(0).messages_json))
+
+    # another sweep of the same model (other calls): its first unit is estimated at ~100 s > 30 s
+    def other(i):
+        return [Call(f"v{i}", "local/echo", [{"role": "user", "content": f"other {i}"}])]
+
+    def run_other(batch):
+        made = _made(gw)
+        rows = gw.run([c for i in batch for c in other(i)], "est-b")
+        clock.t += 100.0 * (_made(gw) - made)
+        return rows
+
+    made = _made(gw)
+    second = run_anytime(gw, units, other, run_other, budget_s=30, clock=clock, progress=False)
+    assert second.n == 0 and second.stopped == "budget" and _made(gw) == made
+    assert second.next_unit_estimate_s == pytest.approx(rate * len(other(0)[0].messages_json))
+    assert second.summary()["next_unit_est_min"] == pytest.approx(second.next_unit_estimate_s / 60, abs=1e-3)
+    # a budget that holds the estimate lets it run
+    third = run_anytime(gw, units, other, run_other, budget_s=250, clock=clock, progress=False)
+    assert third.n == 2  # 2 x 100 s; a third would pass 250 s (the mean rule stops it)
+
+
+def test_cached_units_need_no_estimate(gateway):
+    """A warm rerun re-reads its prefix from the cache whatever the estimate says."""
+    gw = gateway()
+    clock = FakeClock()
+    units = list(range(4))
+    run = _runner(gw, clock, per_call_s=100.0, run_id="est-c")
+    a = run_anytime(gw, units, lambda i: [_call(i)], run, budget_s=250, clock=clock, progress=False)
+    assert a.done == [0, 1]
+    Ledger(gw.cache.directory).add_rate("local/echo", 1, 1e6)  # a wildly pessimistic rate now
+    b = run_anytime(gw, units, lambda i: [_call(i)], run, budget_s=250, clock=clock, progress=False)
+    assert b.done == [0, 1] and b.n_cached == 2 and b.n_new == 0

@@ -36,12 +36,25 @@ unit made before the ledger existed, the latencies the cache stored). So
 
 **The stop rule.** Units run in order. Before unit ``i`` (``i > 0``) the sweep stops when the time
 spent so far plus the mean time of a unit so far would pass the budget (``stop="mean"``, the
-default); the first unit always runs when the budget is above zero (so ``n ≥ 1``). A unit is never
-interrupted, so a run may pass its budget by at most one unit's time. ``stop="spent"`` starts a unit
+default). A unit is never interrupted, so without an estimate a run may pass its budget by one
+unit's time; and the first unit always ran, however long it took (a Qwen2.5-1.5B PADMÉ pair took
+8.5 min against a 2-minute budget on 2 loaded cores).
+
+**Estimates.** For units whose calls are known (``calls_of``), a new unit is also *estimated* before
+it starts: each of its uncached calls costs its prompt length (characters of the request's messages)
+times the model's measured seconds per character, the median over the last 50 units of that model
+this ledger has seen made (any sweep sharing the cache: the PACE judge sweep of a model informs its
+PADMÉ evaluator sweep). The sweep stops before a new unit whose estimate would pass the budget, the
+first unit included (``n = 0`` then, and :attr:`AnytimeResult.next_unit_estimate_s` says why). A
+model never seen has no estimate, and its first unit runs as before. The rate folds the output into
+the prompt length, so it is a rough guide (within ~2× across the project's judge and evaluator
+prompts on one machine); it is recorded for every new unit made of one model's calls. ``stop="spent"`` starts a unit
 while any budget is left (stops once the time spent reaches the budget; the shop agent sweep's rule,
 which always overshoots by the last unit). The decision for unit ``i`` reads only the costs of units
-``< i``, so it is the same on every rerun with the same ledger: same budget, same ``n``; larger
-budget, same or larger ``n``. ``budget_s=None`` runs every planned unit.
+``< i`` (and, for a new unit, its estimate), so it is the same on every rerun with the same ledger:
+same budget, same ``n``; larger budget, same or larger ``n`` (a sweep stopped by an estimate may take
+one more unit on a rerun once more units of that model have changed the rate). ``budget_s=None``
+runs every planned unit.
 
 **Time.** ``clock`` (default :func:`time.monotonic`) times new units; tests pass a fake clock.
 Consecutive fully cached units are run as one batch (one ``run`` call), new units one at a time.
@@ -151,6 +164,10 @@ class Ledger:
         self._conn().execute(
             "CREATE TABLE IF NOT EXISTS units (key TEXT PRIMARY KEY, seconds REAL NOT NULL, created REAL)"
         )
+        self._conn().execute(
+            "CREATE TABLE IF NOT EXISTS rates (model TEXT NOT NULL, chars INTEGER NOT NULL, seconds REAL NOT NULL,"
+            " created REAL)"
+        )
 
     def _conn(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
@@ -170,6 +187,29 @@ class Ledger:
             (key, float(seconds), time.time()),
         )
 
+    def add_rate(self, model: str, chars: int, seconds: float) -> None:
+        """One made unit of ``model``: its prompt characters and the seconds it took."""
+        if chars > 0 and seconds >= 0:
+            self._conn().execute(
+                "INSERT INTO rates (model, chars, seconds, created) VALUES (?, ?, ?, ?)",
+                (model, int(chars), float(seconds), time.time()),
+            )
+
+    def seconds_per_char(self, model: str, last: int = 50) -> float | None:
+        """Median seconds per prompt character over the last ``last`` units of ``model`` (None: never seen)."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT chars, seconds FROM rates WHERE model = ? ORDER BY rowid DESC LIMIT ?", (model, last)
+            )
+            .fetchall()
+        )
+        ratios = sorted(sec / ch for ch, sec in rows if ch > 0)
+        if not ratios:
+            return None
+        mid = len(ratios) // 2
+        return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+
 
 # ---- the sweep ----------------------------------------------------------------------------------------
 @dataclass
@@ -187,6 +227,9 @@ class AnytimeResult(Generic[U, R]):
     n_new: int  # units (partly) computed in this run
     stopped: str  # "budget" | "complete" | "empty"
     unit_seconds: list[float] = field(default_factory=list)
+    next_unit_estimate_s: float | None = (
+        None  # set when the sweep stopped before a unit estimated to pass the budget
+    )
 
     @property
     def n(self) -> int:
@@ -205,6 +248,7 @@ class AnytimeResult(Generic[U, R]):
             "spent_min": round(self.spent_s / 60, 3), "new_min": round(self.new_s / 60, 3),
             "units_cached": self.n_cached, "units_new": self.n_new, "stopped": self.stopped,
             "mean_unit_s": None if mean is None else round(mean, 3),
+            "next_unit_est_min": None if self.next_unit_estimate_s is None else round(self.next_unit_estimate_s / 60, 3),
         }  # fmt: skip
 
 
@@ -313,6 +357,23 @@ def run_anytime(
             results.append(run([units[i] for i in pending_cached]))
             pending_cached.clear()
 
+    estimating = calls_of is not None and ledger is not None and budget_s is not None and stop == "mean"
+    rates: dict[str, float | None] = {}
+    next_est: float | None = None
+
+    def estimate(todo: Sequence[Call]) -> float | None:
+        """Seconds the uncached calls ``todo`` should take (None: a model with no measured rate)."""
+        assert ledger is not None
+        total = 0.0
+        for c in todo:
+            if c.model not in rates or rates[c.model] is None:
+                rates[c.model] = ledger.seconds_per_char(c.model)
+            rate = rates[c.model]
+            if rate is None:
+                return None
+            total += rate * len(c.messages_json)
+        return total
+
     def over_budget() -> bool:
         if budget_s is None:
             return False
@@ -344,8 +405,13 @@ def run_anytime(
                 pending_cached.append(i)
                 n_cached += 1
             else:
-                flush_cached()
                 before = stored_latency([c for c in cs if c.key in stored])  # a resumed unit's finished calls
+                todo = [c for c in cs if c.key not in stored]
+                est = estimate(todo) if estimating else None
+                if est is not None and budget_s is not None and spent + before + est > budget_s:
+                    stopped, next_est = "budget", est
+                    break
+                flush_cached()
                 t0 = clock()
                 results.append(run([u]))
                 took = max(0.0, clock() - t0)
@@ -359,6 +425,8 @@ def run_anytime(
                     if all(c.key in fresh for c in cs):  # a unit with a failed call is retried next time
                         ledger.put(keys[i], cost)
                         costs[keys[i]] = cost
+                        if len({c.model for c in todo}) == 1:  # the model's rate, for later estimates
+                            ledger.add_rate(todo[0].model, sum(len(c.messages_json) for c in todo), took)
                     stored.update(fresh)
                 n_new += 1
             counted.update(c.key for c in cs)
@@ -374,7 +442,8 @@ def run_anytime(
         status()
         bar.close()
     return AnytimeResult(name=name, done=done, results=results, n_planned=N, budget_s=budget_s, spent_s=spent,
-                         new_s=new_s, n_cached=n_cached, n_new=n_new, stopped=stopped, unit_seconds=seconds)  # fmt: skip
+                         new_s=new_s, n_cached=n_cached, n_new=n_new, stopped=stopped, unit_seconds=seconds,
+                         next_unit_estimate_s=next_est)  # fmt: skip
 
 
 def budget_seconds(minutes: float | None) -> float | None:
@@ -418,8 +487,12 @@ def plan_caption(plans: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for b, s in plans.items():
         budget = "no budget" if s.get("budget_min") is None else f"{s['budget_min']:g}-min budget"
+        est = s.get("next_unit_est_min")
+        stop = (
+            f"; the next unit, estimated at {est:.1f} min, would pass the budget" if est is not None else ""
+        )
         parts.append(
-            f"{b}: {s['n']} of {s['N_planned']} planned units ({budget}, {s['spent_min']:.1f} min of model time)"
+            f"{b}: {s['n']} of {s['N_planned']} planned units ({budget}, {s['spent_min']:.1f} min of model time{stop})"
         )
     return " Anytime sweeps over a fixed stratified order: " + "; ".join(parts) + "."
 
