@@ -223,8 +223,14 @@ def test_repo_profiles_validate_and_keep_their_values():
     # the cascade's store key is built from the settings as the file gave them (unchanged by typing)
     raw = SMOKE["padme"]
     assert smoke.padme.run_key_fields() == {
-        k: raw.get(k) for k in ("steering", "filter_judges", "agent", "user", "retries", "criteria")
+        k: raw.get(k)
+        for k in ("steering", "filter_judges", "agent", "user", "retries", "criteria", "sources", "order_swap")
     }
+    # a τ² source setting (tau2-bench's tools vs the corrected ones) changes the key: no stale resume
+    data = copy.deepcopy(SMOKE)
+    data["padme"]["sources"] = [dict(s, fidelity="corrected") if s.get("kind") == "tau2" else s
+                                for s in data["padme"]["sources"]]  # fmt: skip
+    assert validate_profile(data, "x.yaml").padme.run_key_fields() != smoke.padme.run_key_fields()
 
 
 def test_defaults_agree_with_the_library():

@@ -226,7 +226,9 @@ class PadmeParams(Section):
         return self.llm_evaluator_runs or self.evaluator_runs
 
     def run_key_fields(self) -> dict[str, Any]:
-        """The settings that define a cascade run, as the file gave them (the pair store is keyed by these)."""
+        """The settings that define a cascade run, as the file gave them (the pair store is keyed by these,
+        with the seed and the library's digest: a changed source setting, e.g. a τ² ``fidelity``, or
+        changed code never resumes pairs made under the old ones)."""
         given = self.given()
-        keys = ("steering", "filter_judges", "agent", "user", "retries", "criteria")
+        keys = ("steering", "filter_judges", "agent", "user", "retries", "criteria", "sources", "order_swap")
         return {k: given.get(k) for k in keys}
