@@ -25,7 +25,7 @@ Two fidelities (:data:`FIDELITIES`), chosen with :func:`make_tools`:
 - ``"tau2"`` (default), :class:`RetailTools`: τ²-bench's behaviour, step for step, so that the
   same calls give byte-identical tool outputs, the same error texts and the same final database
   (checked against fixtures computed by running τ²-bench's own code:
-  ``tests/fixtures/tau2_retail_replay.jsonl``). That includes its quirks: a multi-item
+  ``reference/tau2_retail_replay.jsonl``, shown by :func:`.fidelity.fidelity_table`). That includes its quirks: a multi-item
   ``modify_pending_order_items`` gives every modified item the *last* new variant's price and
   options; the price difference is stored unrounded (``121.20000000000005``); any exception is the
   tool's error (Python's own ``TypeError`` text for a missing or unexpected argument,
