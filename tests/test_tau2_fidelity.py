@@ -269,3 +269,13 @@ def test_other_data_or_a_broken_reference_is_a_clear_error(data, tmp_path):
     )
     with pytest.raises(Tau2DataError, match=r"ref\.jsonl, line 2: field 'calls\[0\]\.error': missing"):
         load_reference(bad)
+
+
+def test_notebook_40_names_where_it_looked_for_the_tau2_data(tmp_path):
+    """The skip note of padme_tau2_fidelity names the configured folder (relative to the repository)."""
+    from shopbench.padme.experiment import tau2_data_paths
+
+    cfg = {"sources": ["shop", {"kind": "tau2", "path": "../data/t2"}, "tau2:/abs/t2", "tau2"]}
+    assert tau2_data_paths(cfg, tmp_path / "repo") == [
+        tmp_path / "data" / "t2", Path("/abs/t2"), (tmp_path / "shared" / "data" / "tau2_retail")]  # fmt: skip
+    assert tau2_data_paths({"sources": ["shop"]}, tmp_path) == []

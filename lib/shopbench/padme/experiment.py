@@ -75,7 +75,7 @@ def tau2_data_paths(cfg: PadmeSection, root: Path) -> list[Path]:
         d = parse_source_spec(_plain(spec))
         if str(d.get("kind")) in ("tau2", "tau2_retail"):
             path = Path(d.get("path") or DEFAULT_TAU2_PATH)
-            out.append(path if path.is_absolute() else Path(root) / path)
+            out.append((path if path.is_absolute() else Path(root) / path).resolve())
     return out
 
 

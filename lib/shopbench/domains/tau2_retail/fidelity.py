@@ -199,7 +199,7 @@ def replay_sequences(data: Tau2Data, rows: Sequence[Mapping], calls_of: Callable
 def _readings(corrections: Iterable[str]) -> list[tuple[str, str, Callable[[RetailDB], RetailTools]]]:
     out: list[tuple[str, str, Callable[[RetailDB], RetailTools]]] = [
         ("tau2 (default)", "none", RetailTools),
-        ("corrected", "all: " + ", ".join(CORRECTIONS), CorrectedRetailTools),
+        ("corrected", "all", CorrectedRetailTools),
     ]
     for c in corrections:
         out.append((f"corrected, only {c}", c, functools.partial(CorrectedRetailTools, corrections=(c,))))
@@ -213,7 +213,7 @@ def fidelity_table(data: str | Path | Tau2Data, reference: str | Path | ReplayRe
 
     ``data``: the τ²-retail folder (``../shared/data/tau2_retail``) or a loaded :class:`Tau2Data`;
     it must be the files the reference was computed on (:func:`check_same_data`). Columns: ``calls``,
-    ``reading``, ``corrections`` (switched on), ``tool_calls`` compared, ``identical_outputs``
+    ``reading``, ``corrections`` (switched on: ``none``, ``all`` or one name), ``tool_calls`` compared, ``identical_outputs``
     (byte-identical tool message), ``same_success_error``, ``sequences`` (tasks or edge-case
     sequences), ``same_final_db`` (tau2-bench's database hash matches), ``calls_changed``,
     ``sequences_changed`` (any output or the database differs) and ``changed`` (their ids)."""
