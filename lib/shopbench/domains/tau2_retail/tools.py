@@ -32,8 +32,9 @@ Two fidelities (:data:`FIDELITIES`), chosen with :func:`make_tools`:
   "RetailTools.calculate() missing 1 required positional argument: 'expression'");
   ``calculate`` evaluates ``**`` and ``//``; a write can fail half-way after changing a gift card.
 - ``"corrected"``, :class:`CorrectedRetailTools`: the project's fixes, each listed in
-  :data:`CORRECTIONS` with what it changes. Use it only where a result need not be comparable with
-  published τ²-bench numbers.
+  :data:`CORRECTIONS` with what it changes (``CorrectedRetailTools(db, corrections=(name, ...))``
+  switches them one by one; :func:`.fidelity.fidelity_table` counts what each changes alone). Use it
+  only where a result need not be comparable with published τ²-bench numbers.
 
 Where the ``"tau2"`` tools knowingly differ: ``calculate`` refuses an integer power whose result
 would exceed about 100,000 bits (τ²-bench's ``eval`` would compute it for minutes or run out of
