@@ -127,7 +127,8 @@ def test_wheel_holds_every_package_and_its_data(wheel):
     packages = {p.parent.relative_to(ROOT / "lib").as_posix() for p in (ROOT / "lib").rglob("*.py")}
     for pkg in packages:
         assert f"{pkg}/__init__.py" in names, f"{pkg} has no __init__.py in the wheel"
-    assert {"shopbench/py.typed", "shopbench/annotate/voila.json"} <= names
+    assert {"shopbench/py.typed", "shopbench/annotate/voila.json",
+            "shopbench/domains/tau2_retail/reference/tau2_retail_replay.jsonl"} <= names  # fmt: skip
 
 
 def test_installed_wheel_imports_every_module(installed, tmp_path):

@@ -32,7 +32,7 @@ from ..profiles.padme import FilterJudgeEntry
 from .choices import FILTER_JUDGE_NOISE
 from .criteria import load_criteria
 from .filters import HeuristicFilterJudge, LLMFilterJudge
-from .sources.base import make_source
+from .sources.base import DEFAULT_TAU2_PATH, make_source, parse_source_spec
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
 
@@ -66,6 +66,18 @@ def build_sources(cfg: PadmeSection, root: Path, available: set[str] | None = No
             print(f"skipping source {_plain(spec)!r}: {e}")
     if not out:
         raise ValueError("padme.sources: no trajectory source could be built (see the messages above)")
+    return out
+
+
+def tau2_data_paths(cfg: PadmeSection, root: Path) -> list[Path]:
+    """The τ²-retail folders the configured sources name (relative paths against ``root``), built or
+    not: a notebook uses them to say where the data was looked for when a τ² cell skips."""
+    out = []
+    for spec in _padme(cfg).sources:
+        d = parse_source_spec(_plain(spec))
+        if str(d.get("kind")) in ("tau2", "tau2_retail"):
+            path = Path(d.get("path") or DEFAULT_TAU2_PATH)
+            out.append((path if path.is_absolute() else Path(root) / path).resolve())
     return out
 
 

@@ -3,7 +3,8 @@
 :mod:`.tools` (the 16 tools, τ²-bench's behaviour by default, the project's corrections as
 ``fidelity="corrected"``), :mod:`.environment` (the rules of a conversation and the reward over the
 task's basis), :mod:`.nl_assertions` (the NL_ASSERTION judge and its known-answer stand-in),
-:mod:`.user` (scripted and LLM users), :mod:`.agent` (the LLM agent), :mod:`.text`."""
+:mod:`.user` (scripted and LLM users), :mod:`.agent` (the LLM agent), :mod:`.text`, and
+:mod:`.fidelity` (the tools against tau2-bench's recorded outputs, as a table)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .environment import (
     reward_basis,
     task_reward,
 )
+from .fidelity import REFERENCE_REPLAY, fidelity_table, load_reference
 from .nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem, render_conversation
 from .text import first_person, task_description
 from .tools import (
@@ -43,10 +45,10 @@ from .user import LLMRetailUser, ScriptedRetailUser
 
 __all__ = [
     "AGENT_INSTRUCTION", "COMPLETED", "CORRECTIONS", "FIDELITIES", "GREETING", "KNOWN_ANSWER", "READ_TOOLS",
-    "REWARD_BASES", "TOOL_NAMES", "TOOL_SPECS", "TRANSFER_MESSAGE", "WRITE_TOOLS", "CorrectedRetailTools",
+    "REFERENCE_REPLAY", "REWARD_BASES", "TOOL_NAMES", "TOOL_SPECS", "TRANSFER_MESSAGE", "WRITE_TOOLS", "CorrectedRetailTools",
     "KnownAnswerNLJudge", "LLMRetailAgent", "LLMRetailUser", "NLAssertionSpec", "NLItem", "RetailDB",
     "RetailEnvironment", "RetailTools", "ScriptedRetailUser", "Tau2Data", "Tau2DataError", "ToolError",
-    "action_reward", "agent_system_prompt", "communicated", "first_person", "gold_state", "load_tau2",
+    "action_reward", "agent_system_prompt", "communicated", "fidelity_table", "first_person", "gold_state", "load_reference", "load_tau2",
     "make_tools", "render_conversation", "replay_actions", "reward_basis", "task_description", "task_reward",
     "tool_content",
 ]  # fmt: skip

@@ -25,15 +25,16 @@ Two fidelities (:data:`FIDELITIES`), chosen with :func:`make_tools`:
 - ``"tau2"`` (default), :class:`RetailTools`: τ²-bench's behaviour, step for step, so that the
   same calls give byte-identical tool outputs, the same error texts and the same final database
   (checked against fixtures computed by running τ²-bench's own code:
-  ``tests/fixtures/tau2_retail_replay.jsonl``). That includes its quirks: a multi-item
+  ``reference/tau2_retail_replay.jsonl``, shown by :func:`.fidelity.fidelity_table`). That includes its quirks: a multi-item
   ``modify_pending_order_items`` gives every modified item the *last* new variant's price and
   options; the price difference is stored unrounded (``121.20000000000005``); any exception is the
   tool's error (Python's own ``TypeError`` text for a missing or unexpected argument,
   "RetailTools.calculate() missing 1 required positional argument: 'expression'");
   ``calculate`` evaluates ``**`` and ``//``; a write can fail half-way after changing a gift card.
 - ``"corrected"``, :class:`CorrectedRetailTools`: the project's fixes, each listed in
-  :data:`CORRECTIONS` with what it changes. Use it only where a result need not be comparable with
-  published τ²-bench numbers.
+  :data:`CORRECTIONS` with what it changes (``CorrectedRetailTools(db, corrections=(name, ...))``
+  switches them one by one; :func:`.fidelity.fidelity_table` counts what each changes alone). Use it
+  only where a result need not be comparable with published τ²-bench numbers.
 
 Where the ``"tau2"`` tools knowingly differ: ``calculate`` refuses an integer power whose result
 would exceed about 100,000 bits (τ²-bench's ``eval`` would compute it for minutes or run out of
@@ -51,7 +52,7 @@ import json
 import math
 import operator
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -792,19 +793,49 @@ def _arith(node: ast.AST) -> float:
 
 class CorrectedRetailTools(RetailTools):
     """The tools with the project's corrections (:data:`CORRECTIONS`); only errors the tools raise on
-    purpose (:class:`ToolError`) are tool errors, anything else is a bug and propagates."""
+    purpose (:class:`ToolError`) are tool errors, anything else is a bug and propagates.
+
+    ``corrections`` (default: all of :data:`CORRECTIONS`) switches them one by one, so that what each
+    changes can be measured alone (:mod:`.fidelity`); with none, the tools behave as :class:`RetailTools`
+    (τ²-bench), which ``tests/test_tau2_fidelity.py`` checks on every fixture call."""
 
     fidelity = "corrected"
-    _msg_return_pm = "Payment method should be the original payment method or a gift card"
-    _msg_return_item = "Item {iid} not found in the order (or listed more often than ordered)"
+
+    def __init__(self, db: RetailDB, corrections: Iterable[str] | None = None):
+        super().__init__(db)
+        chosen = frozenset(CORRECTIONS if corrections is None else corrections)
+        unknown = sorted(chosen - set(CORRECTIONS))
+        if unknown:
+            raise ValueError(f"corrections {unknown}: use names of CORRECTIONS ({', '.join(CORRECTIONS)})")
+        self.corrections = chosen
+        self._msg_return_pm = self._say(RetailTools._msg_return_pm,
+                                        "Payment method should be the original payment method or a gift card")  # fmt: skip
+        self._msg_item = "Item {iid} not found in the order (or listed more often than ordered)"
+        self._msg_return_item = self._say(RetailTools._msg_return_item, self._msg_item)
+
+    def _on(self, correction: str) -> bool:
+        return correction in self.corrections
+
+    def _say(self, tau2_text: str, explained_text: str) -> str:  # explained_errors
+        return explained_text if self._on("explained_errors") else tau2_text
 
     def execute(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[bool, Any]:
+        if self.corrections != frozenset(CORRECTIONS):  # τ²-bench's parts raise Python errors as tool errors
+            return super().execute(name, arguments)
         try:
             return True, self.call(name, arguments or {})
         except ToolError as e:
             return False, str(e)
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> Any:  # checked_arguments
+        if not self._on("checked_arguments"):
+            try:
+                return super().call(name, arguments)
+            except TypeError as e:  # Python names the method's class; tau2-bench's is RetailTools
+                own = f"{type(self).__name__}.{name}()"
+                if str(e).startswith(own):
+                    raise TypeError(f"RetailTools.{str(e)[len(type(self).__name__) + 1 :]}") from None
+                raise
         if name not in _PARAMS:
             raise ToolError(f"Unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
         if not isinstance(arguments, Mapping):
@@ -829,6 +860,8 @@ class CorrectedRetailTools(RetailTools):
         return getattr(self, name)(**args)
 
     def find_user_id_by_email(self, email: str) -> str:  # trimmed_lookups
+        if not self._on("trimmed_lookups"):
+            return super().find_user_id_by_email(email)
         want = email.strip().casefold()
         for uid in self.db.keys("users"):
             if str(self.db.record("users", uid)["email"]).casefold() == want:
@@ -836,6 +869,8 @@ class CorrectedRetailTools(RetailTools):
         raise ToolError("User not found")
 
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:  # trimmed_lookups
+        if not self._on("trimmed_lookups"):
+            return super().find_user_id_by_name_zip(first_name, last_name, zip)
         f, last = first_name.strip().casefold(), last_name.strip().casefold()
         for uid in self.db.keys("users"):
             u = self.db.record("users", uid)
@@ -845,6 +880,8 @@ class CorrectedRetailTools(RetailTools):
         raise ToolError("User not found")
 
     def calculate(self, expression: str) -> str:  # arithmetic_only
+        if not self._on("arithmetic_only"):
+            return super().calculate(expression)
         if not expression.strip() or not all(c in "0123456789+-*/(). " for c in expression):
             raise ToolError("Invalid characters in expression")
         try:
@@ -858,7 +895,9 @@ class CorrectedRetailTools(RetailTools):
         if order["status"] != "pending":
             raise ToolError("Non-pending order cannot be cancelled")
         if reason not in CANCEL_REASONS:
-            raise ToolError(f"Invalid reason; use one of {list(CANCEL_REASONS)}")
+            raise ToolError(self._say("Invalid reason", f"Invalid reason; use one of {list(CANCEL_REASONS)}"))
+        if not self._on("atomic_writes"):
+            return super().cancel_pending_order(order_id, reason)
         pms = [
             self._payment_method(order["user_id"], p["payment_method_id"]) for p in order["payment_history"]
         ]
@@ -875,44 +914,66 @@ class CorrectedRetailTools(RetailTools):
         return order
 
     def _swaps(self, order: Mapping, item_ids: Sequence[str], new_item_ids: Sequence[str],
-               allow_same: bool) -> tuple[list[tuple[int, dict]], float]:  # fmt: skip
-        """(order line index, new variant) per swap, each id on its own line (distinct_lines), and
-        the summed price difference rounded to cents (rounded_difference)."""
-        self._count_check(order, item_ids, self._msg_return_item)
-        if len(item_ids) != len(new_item_ids):
-            raise ToolError("The number of items to be exchanged should match")
+               same_check: bool) -> tuple[list[int], list[dict], Any]:  # fmt: skip
+        """Per swap the order line it prices (distinct_lines: each listed id its own line; otherwise
+        the first line with that id, as τ²-bench) and the new variant, and the summed price difference
+        (a float; τ²-bench starts the sum at the int 0, kept unless rounded_difference is on)."""
         used: set[int] = set()
-        swaps, diff = [], 0.0
+        lines, variants = [], []
+        diff: Any = 0.0 if self._on("rounded_difference") else 0
         for old, new in zip(item_ids, new_item_ids, strict=True):
-            if old == new and not allow_same:
+            if same_check and old == new:
                 raise ToolError("The new item id should be different from the old item id")
-            idx = next(i for i, it in enumerate(order["items"]) if it["item_id"] == old and i not in used)
-            used.add(idx)
+            free = [i for i, it in enumerate(order["items"]) if it["item_id"] == old and i not in used]
+            if not free:  # only without distinct_lines can this not happen after the count check
+                raise ToolError(f"Item {old} not found")
+            idx = free[0]
+            if self._on("distinct_lines"):
+                used.add(idx)
             item = order["items"][idx]
-            variant = self._product(item["product_id"])["variants"].get(new)
-            if variant is None or not variant.get("available"):
-                raise ToolError(f"New item {new} not found or available")
-            swaps.append((idx, variant))
+            if self._on("explained_errors"):
+                variant = self._product(item["product_id"])["variants"].get(new)
+                if variant is None or not variant.get("available"):
+                    raise ToolError(f"New item {new} not found or available")
+            else:
+                variant = self._variant(item["product_id"], new)
+                if not variant["available"]:
+                    raise ToolError(f"New item {new} not found or available")
+            lines.append(idx)
+            variants.append(variant)
             diff += float(variant["price"]) - float(item["price"])
-        return swaps, round(diff, 2)
+        return lines, variants, diff
 
     def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                    payment_method_id: str) -> dict:  # fmt: skip
         order = self._order(order_id)
         if order["status"] != "pending":
-            raise ToolError("Non-pending order cannot be modified (items can be modified only once)")
-        swaps, diff = self._swaps(order, item_ids, new_item_ids, allow_same=False)
+            raise ToolError(self._say("Non-pending order cannot be modified",
+                                      "Non-pending order cannot be modified (items can be modified only once)"))  # fmt: skip
+        self._count_check(order, item_ids, self._say("{iid} not found", self._msg_item))
+        if len(item_ids) != len(new_item_ids):
+            raise ToolError("The number of items to be exchanged should match")
+        lines, variants, diff = self._swaps(order, item_ids, new_item_ids, same_check=True)
+        if self._on("rounded_difference"):
+            diff = round(diff, 2)
         pm = self._payment_method(order["user_id"], payment_method_id)
         if self._is_gift_card(pm) and float(pm.get("balance", 0.0)) < diff:
             raise ToolError("Insufficient gift card balance to pay for the new item")
         order = self.db.mut("orders", order_id)
         order["payment_history"].append({"transaction_type": "payment" if diff > 0 else "refund",
-                                         "amount": abs(diff), "payment_method_id": payment_method_id})  # fmt: skip
+                                         "amount": float(abs(diff)), "payment_method_id": payment_method_id})  # fmt: skip
         if self._is_gift_card(pm):
             self._gift_card_add(order["user_id"], payment_method_id, -diff)
-        for idx, variant in swaps:  # per_item_variant
+        for k, (old, new) in enumerate(zip(item_ids, new_item_ids, strict=True)):
+            if self._on("distinct_lines"):
+                idx: int | None = lines[k]
+            else:  # tau2-bench's second loop looks each old id up again, after the earlier swaps
+                idx = next((i for i, it in enumerate(order["items"]) if it["item_id"] == old), None)
+                if idx is None:
+                    raise ToolError(f"Item {old} not found")
+            variant = variants[k] if self._on("per_item_variant") else variants[-1]
             item = order["items"][idx]
-            item["item_id"], item["price"] = variant["item_id"], variant["price"]
+            item["item_id"], item["price"] = new, variant["price"]
             item["options"] = copy.deepcopy(variant["options"])
         order["status"] = "pending (item modified)"
         return order
@@ -920,7 +981,7 @@ class CorrectedRetailTools(RetailTools):
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict:  # atomic_writes
         order = self._order(order_id)
         hist = order["payment_history"]
-        if "pending" in order["status"] and len(hist) == 1:
+        if self._on("atomic_writes") and "pending" in order["status"] and len(hist) == 1:
             self._payment_method(order["user_id"], hist[0]["payment_method_id"])  # the old method exists
         return super().modify_pending_order_payment(order_id, payment_method_id)
 
@@ -929,7 +990,12 @@ class CorrectedRetailTools(RetailTools):
         order = self._order(order_id)
         if order["status"] != "delivered":
             raise ToolError("Non-delivered order cannot be exchanged")
-        _, diff = self._swaps(order, item_ids, new_item_ids, allow_same=True)
+        self._count_check(order, item_ids, self._say("Number of {iid} not found.", self._msg_item))
+        if len(item_ids) != len(new_item_ids):
+            raise ToolError(self._say("The number of items to be exchanged should match.",
+                                      "The number of items to be exchanged should match"))  # fmt: skip
+        _, _, diff = self._swaps(order, item_ids, new_item_ids, same_check=False)
+        diff = round(diff, 2)
         pm = self._payment_method(order["user_id"], payment_method_id)
         if self._is_gift_card(pm) and float(pm.get("balance", 0.0)) < diff:
             raise ToolError("Insufficient gift card balance to pay for the price difference")

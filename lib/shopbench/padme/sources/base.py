@@ -35,7 +35,7 @@ from ..types import LEVELS, Context, Criterion, Rollout, Task
 
 __all__ = [
     "DEFAULT_TAU2_PATH", "SIMULATED_STEERING", "TrajectorySource", "check_level", "is_scripted",
-    "load_wrapper", "make_source", "make_rollout_id", "repeat_index", "steering_source", "wrap_steering",
+    "load_wrapper", "make_source", "make_rollout_id", "parse_source_spec", "repeat_index", "steering_source", "wrap_steering",
     "RepeatGateway", "rollout_record",
 ]  # fmt: skip
 
@@ -144,7 +144,8 @@ _TAU2_KEYS = {"kind", "path", "split", "tool_mode", "max_turns", "fidelity", "re
               "tool_texts"}  # fmt: skip
 
 
-def _parse_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
+def parse_source_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
+    """A source spec as a dict with ``kind`` (``"tau2:<path>"`` -> ``{"kind": "tau2", "path": ...}``)."""
     if isinstance(spec, str):
         kind, _, arg = spec.partition(":")
         out: dict[str, Any] = {"kind": kind.strip()}
@@ -166,7 +167,7 @@ def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
 
     Recorded trajectories are not a source (they cannot be steered): use
     :func:`shopbench.padme.sources.recorded.load_recorded` for meta-evaluation."""
-    d = _parse_spec(spec)
+    d = parse_source_spec(spec)
     kind = str(d["kind"])
     if kind == "shop":
         unknown = set(d) - _SHOP_KEYS
