@@ -224,7 +224,16 @@ def test_repo_profiles_validate_and_keep_their_values():
     raw = SMOKE["padme"]
     assert smoke.padme.run_key_fields() == {
         k: raw.get(k)
-        for k in ("steering", "filter_judges", "agent", "user", "retries", "criteria", "sources", "order_swap")
+        for k in (
+            "steering",
+            "filter_judges",
+            "agent",
+            "user",
+            "retries",
+            "criteria",
+            "sources",
+            "order_swap",
+        )
     }
     # a τ² source setting (tau2-bench's tools vs the corrected ones) changes the key: no stale resume
     data = copy.deepcopy(SMOKE)
