@@ -27,6 +27,7 @@ from shopbench.paceshop.generate import (
     LLMGenerator,
     grammar_schema,
     load_prompt_text,
+    overview_pattern,
 )
 
 SEEN_SCHEMAS: dict[str, dict] = {}  # assignment id -> the JSON schema the stand-in model was sent
@@ -81,33 +82,33 @@ def test_b9_grammar_sends_the_verbatim_b9_prompt_with_the_budgets_as_a_grammar(b
     assert cp.schema is RESPONSE_SCHEMA and cp.params == {"temperature": 0, "max_tokens": LOCAL_MAX_TOKENS}
     assert cb.params == {"temperature": 0, "max_tokens": GRAMMAR_MAX_TOKENS}
     s = cb.schema
-    assert (
-        s == grammar_schema(item[3])
-        and list(s["properties"]) == list(RESPONSE_KEYS)
-        and s["required"] == list(RESPONSE_KEYS)
-    )
-    p = s["properties"]
-    assert p["overview_text"]["pattern"] == OVERVIEW_PATTERN
-    for key in ("bold_categories", "productCategoryList"):
-        assert (p[key]["minItems"], p[key]["maxItems"], p[key]["items"]["maxLength"]) == (4, 5, 15)
-    assert (p["rqList"]["minItems"], p["rqList"]["maxItems"]) == (5, 5)
-    assert p["attribution_list"]["items"]["enum"] == pool_ids and p["attribution_list"]["minItems"] == 1
-    # the build's GOOD meets the bounded contract; broken budgets and foreign ids do not
+    assert s == grammar_schema(item[3]) and len(s["anyOf"]) == 2  # one alternative per category count
+    for n, alt in zip((4, 5), s["anyOf"], strict=True):
+        assert list(alt["properties"]) == list(RESPONSE_KEYS) and alt["required"] == list(RESPONSE_KEYS)
+        p = alt["properties"]
+        assert p["overview_text"]["pattern"] == overview_pattern(n)
+        for key in ("bold_categories", "productCategoryList", "category_search_queries"):
+            assert (p[key]["minItems"], p[key]["maxItems"]) == (n, n), key
+        for key in ("bold_categories", "productCategoryList"):
+            assert p[key]["items"]["maxLength"] == 15 and "*" in p[key]["items"]["pattern"]
+        assert (p["rqList"]["minItems"], p["rqList"]["maxItems"]) == (5, 5)
+        assert p["attribution_list"]["items"]["enum"] == pool_ids and p["attribution_list"]["minItems"] == 1
+    # the build's GOOD meets the bounded contract; broken budgets, mismatched counts and foreign ids do not
     r = good.response.model_dump()
     assert parse_output(json.dumps(r), s).ok
-    three_bold = "For you: **A**, **B**, and **C**."
     cases = {
-        "overview_text": {**r, "overview_text": three_bold},
-        "productCategoryList/0": {
+        "3 bold spans": {**r, "overview_text": "For you: **A**, **B**, and **C**."},
+        "a 16-char label": {**r, "productCategoryList": ["A label of 16 ch", *r["productCategoryList"][1:]]},
+        "4 refinements": {**r, "rqList": r["rqList"][:4]},
+        "one search query fewer than labels": {
             **r,
-            "productCategoryList": ["A label of 16 ch", *r["productCategoryList"][1:]],
+            "category_search_queries": r["category_search_queries"][:-1],
         },
-        "rqList": {**r, "rqList": r["rqList"][:4]},
-        "attribution_list/0": {**r, "attribution_list": ["M:NOTINPOOL:0"]},
+        "an id from another pool": {**r, "attribution_list": ["M:NOTINPOOL:0"]},
     }
-    for where, bad in cases.items():
+    for what, bad in cases.items():
         out = parse_output(json.dumps(bad), s)
-        assert not out.ok and f"contract violation at {where}" in out.error, (where, out.error)
+        assert not out.ok and out.error.startswith("contract violation"), (what, out.error)
         # the plain contract leaves them to the checks
         assert parse_output(json.dumps(bad), RESPONSE_SCHEMA).ok
     with pytest.raises(ValueError, match="unknown GOOD-generation variant"):
@@ -116,7 +117,8 @@ def test_b9_grammar_sends_the_verbatim_b9_prompt_with_the_budgets_as_a_grammar(b
 
 def test_overview_pattern_is_b9_bold_budget():
     ok = "For hiking boots on your tight budget, compare **Hiking Boots**, **Trail Shoes**, **Wool Socks**, and **Gaiters**."
-    assert re.search(OVERVIEW_PATTERN, ok)
+    assert re.search(OVERVIEW_PATTERN, ok) and re.search(overview_pattern(4), ok)
+    assert not re.search(overview_pattern(5), ok)
     for bad in ("**A**, **B**, **C**.",  # 3 bold spans
                 "**A**, **B**, **C**, **D**, **E**, **F**.",  # 6
                 "Try **A 16-char label!**, **B**, **C**, **D**.",  # a label over 15 characters
@@ -167,14 +169,13 @@ def test_cross_generator_slice_counts_accepted_and_rejected(built, tmp_path):
     assert list(b9.index) == aids[:3] and list(gr.index) == aids
     assert list(gr["accepted"]) == [True, False, True, True, False, True]
     assert gr.loc[aids[1], "reason"].startswith("failed hard checks: bold_category_match")
-    assert gr.loc[aids[4], "reason"].startswith(
-        "contract parse failure: contract violation at attribution_list/0"
-    )
+    assert gr.loc[aids[4], "reason"].startswith("contract parse failure: contract violation")
+    assert "M:NOTINPOOL:0" in gr.loc[aids[4], "reason"]
     assert list(b9["accepted"]) == [True, False, True]
     for aid in aids:  # each call got its own pool's ids; the plain variant's calls the plain contract
-        assert SEEN_SCHEMAS[aid]["properties"]["attribution_list"]["items"]["enum"] == [
-            s.evidence_id for s in built.pools[GOODS[aid].query_id].snippets
-        ]
+        pool_ids = [s.evidence_id for s in built.pools[GOODS[aid].query_id].snippets]
+        for alt in SEEN_SCHEMAS[aid]["anyOf"]:
+            assert alt["properties"]["attribution_list"]["items"]["enum"] == pool_ids
     accepted = gr[gr["accepted"]]
     assert (accepted["category_overlap_with_build"] == 1.0).all() and accepted["all_12"].all()
     assert accepted["seconds"].notna().all() and (accepted["seconds"] >= 0).all()

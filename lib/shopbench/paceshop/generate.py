@@ -27,13 +27,14 @@ Two contract variants (:data:`VARIANTS`); the prompt text is B.9's verbatim in b
   budgets written into the schema ("the generator is invoked once with a constrained JSON contract.
   The prompt enforces [...] the cardinality and length budgets", B.9), which llama.cpp turns into a
   decoding grammar: the overview is a pattern with 4-5 ``**label**`` spans of 1-15 characters (and
-  no other ``*``), 4-5 labels of 1-15 characters in ``bold_categories`` and ``productCategoryList``,
-  4-5 search queries, exactly 5 refinements, every string bounded, and the attribution ids an enum
+  no other ``*``), as many labels of 1-15 characters in ``bold_categories`` and
+  ``productCategoryList`` and as many search queries (one ``anyOf`` alternative per count: Qwen2.5-1.5B
+  under independent 4-5 bounds wrote 5 labels and 4 queries), exactly 5 refinements, every string bounded, and the attribution ids an enum
   of the input's own evidence pool; ``max_tokens`` :data:`GRAMMAR_MAX_TOKENS`. Why: under the plain
   contract SmolLM2-135M looped inside ``overview_text`` until the 1,536-token cap (paper profile,
   2 of 2 generations, 149 s and 265 s, "truncated: finish_reason=length"); a bounded grammar cannot
   loop. What the grammar cannot express stays with the checks: bold spans equal to the category list
-  (no back-references), search queries related to their labels, distinct refinements, the overview's
+  (no back-references: the lengths are tied, the strings are not), search queries related to their labels, distinct refinements, the overview's
   350 characters (a pattern has no total length in llama.cpp; the pattern's own bound is 425). The
   acceptance rule (:data:`HARD_CHECKS`) is the same for both variants.
 
@@ -521,6 +522,16 @@ MAX_RQ_CHARS = 60  # "exactly 5 short related shopping refinements" (B.9)
 MAX_ATTRIBUTIONS = 10  # B.9 gives no bound; the offline generator attributes <= 2 snippets x 5 products
 _TEXT = r'[^*"\\\x00-\x1f]'  # one overview character: no '*', no quote, backslash or control character
 OVERVIEW_LEAD, OVERVIEW_GAP, OVERVIEW_TAIL = 150, 30, 60  # the offline template's: <= 139, <= 6, <= 49
+
+
+def overview_pattern(n_bold: int) -> str:
+    """:data:`OVERVIEW_PATTERN` with exactly ``n_bold`` spans (one alternative of :func:`grammar_schema`)."""
+    return (
+        rf"^{_TEXT}{{0,{OVERVIEW_LEAD}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*"
+        rf"({_TEXT}{{1,{OVERVIEW_GAP}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*){{{n_bold - 1}}}{_TEXT}{{0,{OVERVIEW_TAIL}}}$"
+    )
+
+
 OVERVIEW_PATTERN = (
     rf"^{_TEXT}{{0,{OVERVIEW_LEAD}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*"
     rf"({_TEXT}{{1,{OVERVIEW_GAP}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*){{3,4}}{_TEXT}{{0,{OVERVIEW_TAIL}}}$"
@@ -547,28 +558,32 @@ def _bounded(max_chars: int, char: str = _PLAIN) -> dict:
 def grammar_schema(pool: EvidencePool) -> dict:
     """The ``b9_grammar`` contract for one input (module docstring): :data:`RESPONSE_SCHEMA` with B.9's
     budgets as bounds and ``attribution_list`` items restricted to the pool's evidence ids (an input
-    with an empty pool keeps plain strings, and the evidence check rejects it)."""
-    label = _bounded(MAX_LABEL_CHARS, _LABEL)
-    labels = {"type": "array", "items": label, "minItems": min(BOLD_COUNTS), "maxItems": max(BOLD_COUNTS)}
+    with an empty pool keeps plain strings, and the evidence check rejects it). One alternative per
+    category count (``anyOf``: 4 or 5), so the bold spans, both label lists and the search queries
+    have the same length: a JSON schema cannot tie one array's length to another's, but the grammar
+    keeps only the alternative whose overview pattern the model completed."""
     ids = list(dict.fromkeys(s.evidence_id for s in pool.snippets))
     eid: dict = {"type": "string", "enum": ids} if ids else {"type": "string", "maxLength": 40}
-    return {
-        "type": "object",
-        "properties": {
-            "overview_text": {"type": "string", "pattern": OVERVIEW_PATTERN},
-            "bold_categories": labels,
-            "productCategoryList": labels,
-            "category_search_queries": {
-                "type": "array", "minItems": min(BOLD_COUNTS), "maxItems": max(BOLD_COUNTS),
-                "items": _bounded(MAX_QUERY_CHARS),
+
+    def one(n: int) -> dict:
+        labels = {"type": "array", "items": _bounded(MAX_LABEL_CHARS, _LABEL), "minItems": n, "maxItems": n}
+        return {
+            "type": "object",
+            "properties": {
+                "overview_text": {"type": "string", "pattern": overview_pattern(n)},
+                "bold_categories": labels,
+                "productCategoryList": labels,
+                "category_search_queries": {"type": "array", "minItems": n, "maxItems": n,
+                                            "items": _bounded(MAX_QUERY_CHARS)},
+                "rqList": {"type": "array", "minItems": RQ_COUNT, "maxItems": RQ_COUNT,
+                           "items": _bounded(MAX_RQ_CHARS)},
+                "attribution_list": {"type": "array", "items": eid, "minItems": 1, "maxItems": MAX_ATTRIBUTIONS},
             },
-            "rqList": {"type": "array", "minItems": RQ_COUNT, "maxItems": RQ_COUNT,
-                       "items": _bounded(MAX_RQ_CHARS)},
-            "attribution_list": {"type": "array", "items": eid, "minItems": 1, "maxItems": MAX_ATTRIBUTIONS},
-        },
-        "required": list(RESPONSE_KEYS),
-        "additionalProperties": False,
-    }  # fmt: skip
+            "required": list(RESPONSE_KEYS),
+            "additionalProperties": False,
+        }  # fmt: skip
+
+    return {"anyOf": [one(n) for n in BOLD_COUNTS]}
 
 
 class LLMGenerator:
