@@ -52,7 +52,7 @@ class BuildConfig:
     category_edit: str = "mirrored"
     compare_category_readings: bool = True
     # the validity slices (notebook 10): L4 cross-generator (slices.py), L5 real-assistant (relaxed.py)
-    l4_generators: list[str] = field(default_factory=list)
+    l4_generators: list[str | dict] = field(default_factory=list)  # a name or {backbone, variant, inputs}
     l4_inputs: int = 50
     l5_outputs: str | None = None
 

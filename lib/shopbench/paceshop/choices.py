@@ -122,8 +122,10 @@ CHOICES: tuple[Choice, ...] = (
     Choice(
         "L4 cross-generator slice",
         '"50 shared held-out inputs across 3 generator families" (Table 16)',
-        "which generators",
-        "the offline generator plus the backbones named in paceshop.l4_generators",
+        "which generators, and how a small local model meets the contract",
+        "the offline generator plus the backbones named in paceshop.l4_generators, each with its contract "
+        "variant: b9 (B.9 prompt and plain contract) or b9_grammar (the same prompt; B.9's budgets as a "
+        "llama.cpp decoding grammar, for small local models)",
         "paceshop.l4_generators, paceshop.l4_inputs; paceshop/slices.py",
     ),
     Choice(

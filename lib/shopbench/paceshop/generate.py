@@ -18,6 +18,29 @@ Two generators share one output: ``(Response, used_evidence_ids)``.
 - :class:`LLMGenerator` ("llm:<model>"): the B.9 prompt (``prompts/paceshop_good_generation.txt``)
   through the project gateway with a JSON-schema contract; outputs that break the contract or fail
   a hard check are rejected with a reason, never repaired.
+
+Two contract variants (:data:`VARIANTS`); the prompt text is B.9's verbatim in both:
+
+- ``"b9"`` (default, for API models): :data:`RESPONSE_SCHEMA`, the six keys with plain strings and no
+  bounds; cardinalities and lengths are left to the checks.
+- ``"b9_grammar"`` (for small local models): :func:`grammar_schema`, the same six keys with B.9's
+  budgets written into the schema ("the generator is invoked once with a constrained JSON contract.
+  The prompt enforces [...] the cardinality and length budgets", B.9), which llama.cpp turns into a
+  decoding grammar: the overview is a pattern with 4-5 ``**label**`` spans of 1-15 characters (and
+  no other ``*``), as many labels of 1-15 characters in ``bold_categories`` and
+  ``productCategoryList`` and as many search queries (one ``anyOf`` alternative per count: Qwen2.5-1.5B
+  under independent 4-5 bounds wrote 5 labels and 4 queries), exactly 5 refinements, every string bounded, and the attribution ids an enum
+  of the input's own evidence pool; ``max_tokens`` :data:`GRAMMAR_MAX_TOKENS`. Why: under the plain
+  contract SmolLM2-135M looped inside ``overview_text`` until the 1,536-token cap (paper profile,
+  2 of 2 generations, 149 s and 265 s, "truncated: finish_reason=length"); a bounded grammar cannot
+  loop. What the grammar cannot express stays with the checks: bold spans equal to the category list
+  (no back-references: the lengths are tied, the strings are not), search queries related to their labels, distinct refinements, the overview's
+  350 characters (a pattern has no total length in llama.cpp; the pattern's own bound is 425). The
+  acceptance rule (:data:`HARD_CHECKS`) is the same for both variants.
+
+The B.9 prompt already puts every fixed part (instructions) before the per-input slots, so the
+llama.cpp KV cache reuses that prefix across calls without a reordered variant; the shared prefix is
+small (~200 of ~3,600 tokens), the persona and evidence JSON are per input.
 """
 
 from __future__ import annotations
@@ -31,7 +54,7 @@ from dataclasses import dataclass
 from ..core import EvidencePool, Persona, Product, Query, Response, taxonomy
 from ..llm.result import CallResult
 from ..paths import read_prompt
-from .checks import BANNED, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, _stem, run_checks
+from .checks import BANNED, BOLD_COUNTS, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, RQ_COUNT, _stem, run_checks
 
 OFFLINE_NAME = "offline-template-v1"
 PROMPT_NAME = "paceshop_good_generation"
@@ -491,24 +514,112 @@ def load_prompt_text() -> str:
 
 LOCAL_MAX_TOKENS = 1536  # a B.9 answer (six keys, four fields) is a few hundred tokens
 
+# ---- the "b9_grammar" contract variant (module docstring) --------------------------------------
+VARIANTS = ("b9", "b9_grammar")
+GRAMMAR_MAX_TOKENS = 768  # the grammar bounds the answer to ~1,600 characters; this is a backstop
+MAX_QUERY_CHARS = 80  # a category search query (B.9 gives no bound; the offline generator's are <= 76)
+MAX_RQ_CHARS = 60  # "exactly 5 short related shopping refinements" (B.9)
+MAX_ATTRIBUTIONS = 10  # B.9 gives no bound; the offline generator attributes <= 2 snippets x 5 products
+_TEXT = r'[^*"\\\x00-\x1f]'  # one overview character: no '*', no quote, backslash or control character
+OVERVIEW_LEAD, OVERVIEW_GAP, OVERVIEW_TAIL = 150, 30, 60  # the offline template's: <= 139, <= 6, <= 49
+
+
+def overview_pattern(n_bold: int) -> str:
+    """:data:`OVERVIEW_PATTERN` with exactly ``n_bold`` spans (one alternative of :func:`grammar_schema`)."""
+    return (
+        rf"^{_TEXT}{{0,{OVERVIEW_LEAD}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*"
+        rf"({_TEXT}{{1,{OVERVIEW_GAP}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*){{{n_bold - 1}}}{_TEXT}{{0,{OVERVIEW_TAIL}}}$"
+    )
+
+
+OVERVIEW_PATTERN = (
+    rf"^{_TEXT}{{0,{OVERVIEW_LEAD}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*"
+    rf"({_TEXT}{{1,{OVERVIEW_GAP}}}\*\*{_TEXT}{{1,{MAX_LABEL_CHARS}}}\*\*){{3,4}}{_TEXT}{{0,{OVERVIEW_TAIL}}}$"
+)
+"""B.9 "Include exactly 4 or 5 bold categories using **...** in overview_text" and "Each category label
+<= 15 chars" as a pattern llama.cpp compiles into its grammar: up to 150 characters, then 4 or 5
+``**label**`` spans (labels 1-15 characters) separated by 1-30 characters, then up to 60. No ``*``
+outside the spans, so no stray marker; no quote or backslash (the grammar writes the JSON string's
+raw characters, where a quote would need an escape the pattern cannot express). At most 425
+characters: the 350 cap stays a check."""
+
+
+_PLAIN = r'[^"\\\x00-\x1f]'  # a list entry's character: no quote, backslash or control character
+_LABEL = r'[^*"\\\x00-\x1f]'  # a label's: no '*' either (a bold span holds none)
+
+
+def _bounded(max_chars: int, char: str = _PLAIN) -> dict:
+    """A string of 1..max_chars characters of class ``char``: a pattern for llama.cpp's grammar (its
+    plain string rule admits raw control characters, which JSON forbids) and the same bounds as
+    minLength/maxLength for the validator."""
+    return {"type": "string", "minLength": 1, "maxLength": max_chars, "pattern": f"^{char}{{1,{max_chars}}}$"}
+
+
+def grammar_schema(pool: EvidencePool) -> dict:
+    """The ``b9_grammar`` contract for one input (module docstring): :data:`RESPONSE_SCHEMA` with B.9's
+    budgets as bounds and ``attribution_list`` items restricted to the pool's evidence ids (an input
+    with an empty pool keeps plain strings, and the evidence check rejects it). One alternative per
+    category count (``anyOf``: 4 or 5), so the bold spans, both label lists and the search queries
+    have the same length: a JSON schema cannot tie one array's length to another's, but the grammar
+    keeps only the alternative whose overview pattern the model completed."""
+    ids = list(dict.fromkeys(s.evidence_id for s in pool.snippets))
+    eid: dict = {"type": "string", "enum": ids} if ids else {"type": "string", "maxLength": 40}
+
+    def one(n: int) -> dict:
+        labels = {"type": "array", "items": _bounded(MAX_LABEL_CHARS, _LABEL), "minItems": n, "maxItems": n}
+        return {
+            "type": "object",
+            "properties": {
+                "overview_text": {"type": "string", "pattern": overview_pattern(n)},
+                "bold_categories": labels,
+                "productCategoryList": labels,
+                "category_search_queries": {"type": "array", "minItems": n, "maxItems": n,
+                                            "items": _bounded(MAX_QUERY_CHARS)},
+                "rqList": {"type": "array", "minItems": RQ_COUNT, "maxItems": RQ_COUNT,
+                           "items": _bounded(MAX_RQ_CHARS)},
+                "attribution_list": {"type": "array", "items": eid, "minItems": 1, "maxItems": MAX_ATTRIBUTIONS},
+            },
+            "required": list(RESPONSE_KEYS),
+            "additionalProperties": False,
+        }  # fmt: skip
+
+    return {"anyOf": [one(n) for n in BOLD_COUNTS]}
+
 
 class LLMGenerator:
     """GOOD responses from a model: the B.9 prompt, one call per assignment, temperature 0, the
     six-key JSON contract; parse failures and hard-check failures are rejections with a reason
-    ("never silently repaired"). ``prompt`` is the template text or a ``context.Prompt``."""
+    ("never silently repaired"). ``prompt`` is the template text or a ``context.Prompt``.
+    ``variant``: ``"b9"`` (the plain contract, default) or ``"b9_grammar"`` (B.9's budgets in the
+    schema and ``max_tokens`` :data:`GRAMMAR_MAX_TOKENS`; module docstring)."""
 
-    def __init__(self, gateway, backbone_name: str, prompt, hard_checks: Sequence[str] = HARD_CHECKS):
+    def __init__(
+        self,
+        gateway,
+        backbone_name: str,
+        prompt,
+        hard_checks: Sequence[str] = HARD_CHECKS,
+        variant: str = "b9",
+    ):
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown GOOD-generation variant {variant!r}; known: {', '.join(VARIANTS)}")
         self.gateway = gateway
         self.backbone_name = backbone_name
         self.prompt = prompt
         self.hard_checks = tuple(hard_checks)
+        self.variant = variant
         b = getattr(gateway, "backbones", {}).get(backbone_name)
         self.backbone = b
         self.model = b.model if b is not None else backbone_name
         # a grammar-constrained small local model can loop inside a string until its context is full
         # (minutes per call on 2 cores); capped, such an answer is a truncated parse failure, rejected
         local = self.model.startswith("llamacpp/") or (b is not None and b.server == "llamacpp")
-        self.params = {"temperature": 0, **({"max_tokens": LOCAL_MAX_TOKENS} if local else {})}
+        cap = GRAMMAR_MAX_TOKENS if variant == "b9_grammar" else LOCAL_MAX_TOKENS if local else None
+        self.params = {"temperature": 0, **({"max_tokens": cap} if cap else {})}
+
+    def schema(self, item) -> dict:
+        """The contract of one call: :data:`RESPONSE_SCHEMA`, or :func:`grammar_schema` of its pool."""
+        return RESPONSE_SCHEMA if self.variant == "b9" else grammar_schema(_unpack(item)[3])
 
     @property
     def name(self) -> str:
@@ -530,7 +641,7 @@ class LLMGenerator:
         for item in items:
             aid = _unpack(item)[0]
             messages = [{"role": "user", "content": self.render(item)}]
-            kw = dict(schema=RESPONSE_SCHEMA, schema_name="paceshop_response")
+            kw = dict(schema=self.schema(item), schema_name="paceshop_response")
             if self.backbone is not None:
                 out.append(
                     self.gateway.call(self.backbone_name, aid, messages, params=dict(self.params), **kw)

@@ -30,6 +30,16 @@ class JsonCatalog(Section):
     path: Name = Field(alias="json")
 
 
+class L4GeneratorSpec(Section):
+    """One L4 generator with its contract variant (``paceshop.generate.VARIANTS``: ``b9`` the paper's
+    plain contract, ``b9_grammar`` B.9's budgets as a decoding grammar for small local models) and
+    its number of shared inputs (None: ``l4_inputs``; the inputs are a prefix of one seeded order)."""
+
+    backbone: Name
+    variant: Literal["b9", "b9_grammar"] = "b9"
+    inputs: Count | None = None
+
+
 def _catalog_kind(v: Any) -> str:
     if isinstance(v, dict) and "esci" in v:
         return "esci"
@@ -61,8 +71,9 @@ class PaceshopParams(Section):
     category_edit: Literal["mirrored", "literal"] = "mirrored"
     compare_category_readings: bool = True
     # L4 cross-generator slice (B.4 "50 shared inputs"): backbone / litellm names generating GOOD responses
-    # for l4_inputs shared test inputs beside the build's generator; [] skips the slice
-    l4_generators: list[Name] = []
+    # for l4_inputs shared test inputs beside the build's generator, or {backbone, variant, inputs}
+    # (L4GeneratorSpec); [] skips the slice
+    l4_generators: list[Name | L4GeneratorSpec] = []
     l4_inputs: Count = 50
     # L5 real-assistant slice (Table 16 "relaxed-schema import path"): a JSON / JSONL file of an
     # assistant's outputs (paceshop/relaxed.py); repository-relative; None skips the slice
