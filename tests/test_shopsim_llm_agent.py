@@ -4,6 +4,7 @@ time-budgeted stratified trial order, and how trials that hit the tool-round cei
 from __future__ import annotations
 
 import json
+import time
 
 import jsonschema
 import pytest
@@ -175,3 +176,50 @@ def test_budget_stops_resumes_and_a_larger_budget_extends_the_same_order(env, sc
     tab = llm_agent_table(more, [st3], n_boot=200)
     assert tab.loc[0, "trials"] == f"{st3['done']} of {len(order)} planned"
     assert 0 <= tab.loc[0, "low"] <= tab.loc[0, "exact_cart"] <= tab.loc[0, "high"] <= 1
+
+
+class _Sleepy:
+    """An agent whose every step takes real time (the deadline is wall time on the monotonic clock)."""
+
+    name = "llm:sleepy"
+    system_prompt = "s"
+
+    def reset(self, trial_id):
+        pass
+
+    def step(self, messages, intent):
+        time.sleep(0.05)
+        return AgentStep(message="Sorry, I can't find that.", usage={"calls": 1.0})
+
+
+def test_a_trial_past_the_budget_is_cut_not_scored_and_replayed_with_a_larger_budget(
+    env, scenarios, tmp_path
+):
+    """A started trial gets the budget that is left as a deadline (shopsim.sweep.run_budgeted): past it
+    the conversation ends as ``time_budget`` before the next agent step or customer turn; the cut trial
+    is neither stored nor returned, and a larger budget plays it whole."""
+    order = X.stratified_order(scenarios, seed=3)
+    out = TrajectoryStore(tmp_path)
+    done, st = run_budgeted(
+        order, "llm:sleepy", _Sleepy, ScriptedUser, env.store, out, budget_min=0.12 / 60, progress=False
+    )
+    assert done == [] and st["done"] == 0 and st["cut_by_budget"] == [order[0].trial_id]
+    assert st["stopped_by_budget"] and not out.path("llm:sleepy").exists()
+    whole, st2 = run_budgeted(
+        order[:1], "llm:sleepy", _Sleepy, ScriptedUser, env.store, out, budget_min=10, progress=False
+    )
+    assert [t.trial_id for t in whole] == [order[0].trial_id] and st2["cut_by_budget"] == []
+    assert whole[0].termination != "time_budget" and len(out.load("llm:sleepy")) == 1
+    tab = llm_agent_table(done, [st], n_boot=50)
+    assert tab.loc[0, "cut_by_budget"] == 1 and tab.loc[0, "trials"] == f"0 of {len(order)} planned"
+
+
+def test_the_orchestrator_ends_a_conversation_at_its_deadline(env, scenarios):
+    """``Limits.deadline`` in the past: no agent step starts; the shop names the end ``time_budget``."""
+    agent = _Sleepy()
+    steps = []
+    agent.step = lambda messages, intent: steps.append(1) or AgentStep(message="hi", usage={})  # type: ignore[method-assign]
+    t = run_trial(scenarios[0], agent, ScriptedUser(), env.store, deadline=time.monotonic() - 1)
+    assert t.termination == "time_budget" and steps == []
+    t2 = run_trial(scenarios[0], agent, ScriptedUser(), env.store, deadline=time.monotonic() + 60)
+    assert t2.termination != "time_budget" and steps  # a deadline ahead changes nothing

@@ -19,7 +19,9 @@ reason that the environment names in its own vocabulary, when
 - the agent fails (``agent_error``): an exception, a step with an ``error``, or the tool-round
   ceiling of one turn,
 - the user simulator fails (``no_opening_message`` on the first user turn, else ``user_error``),
-- a ceiling is reached (``max_turns`` user turns, ``max_steps`` agent steps).
+- a ceiling is reached (``max_turns`` user turns, ``max_steps`` agent steps), or the time budget's
+  deadline has passed before the next agent step or user turn (``time_budget``: a cut conversation,
+  which callers must not score as finished).
 
 Nothing a party does escapes: agent and user exceptions become terminations with their message
 recorded in :attr:`Conversation.errors`, and a tool that raises becomes the environment's error
@@ -29,6 +31,7 @@ result, which the agent sees.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -50,6 +53,12 @@ class Stop(StrEnum):
     NO_OPENING = "no_opening_message"
     MAX_TURNS = "max_turns"
     MAX_STEPS = "max_steps"
+    TIME_BUDGET = "time_budget"
+
+
+def _past_deadline(s: _State) -> bool:
+    d = s.env.limits.deadline
+    return d is not None and time.monotonic() >= d
 
 
 @dataclass
@@ -92,6 +101,8 @@ def _user_turn(s: _State) -> Stop | str | None:
     lim = s.env.limits.max_user_turns
     if lim is not None and s.index >= lim:
         return Stop.MAX_TURNS
+    if _past_deadline(s):
+        return Stop.TIME_BUDGET
     i = s.index
     try:
         turn: UserTurn = s.user.respond(s.env.user_view(i, s.agent_text, s.final))
@@ -154,6 +165,9 @@ def _agent_turn(s: _State) -> Stop | str | None:
             break
         if lim.max_agent_steps is not None and s.conv.steps >= lim.max_agent_steps:
             stop = Stop.MAX_STEPS
+            break
+        if _past_deadline(s):
+            stop = Stop.TIME_BUDGET
             break
         step = _agent_step(s)
         if step.error:

@@ -87,12 +87,14 @@ class ToolRecord:
 class Limits:
     """The ceilings of a conversation. ``max_user_turns``: user messages (the shop's turn budget);
     ``max_tool_rounds``: tool-call rounds in one agent turn, reaching it is an agent error (seed 002
-    App. D: 10); ``max_agent_steps``: agent steps in the whole conversation (τ²-bench's max_steps).
-    None = no ceiling."""
+    App. D: 10); ``max_agent_steps``: agent steps in the whole conversation (τ²-bench's max_steps);
+    ``deadline``: a :func:`time.monotonic` instant after which no agent step or user turn starts (a
+    time budget: the conversation ends as ``time_budget``). None = no ceiling."""
 
     max_user_turns: int | None = None
     max_tool_rounds: int | None = None
     max_agent_steps: int | None = None
+    deadline: float | None = None
 
 
 @runtime_checkable

@@ -84,7 +84,7 @@ class ShopEnvironment:
     agent_opens = False
     empty_reply_stops = False
 
-    def __init__(self, scenario: Scenario, store, system_prompt: str):
+    def __init__(self, scenario: Scenario, store, system_prompt: str, deadline: float | None = None):
         self.scenario = scenario
         self.products = store_products(store)
         self.controller = RevealController(scenario)
@@ -92,7 +92,8 @@ class ShopEnvironment:
         self.system_prompt = system_prompt
         self.turns: list[Turn] = []
         self._directive: Directive | None = None  # the directive of the user turn in progress
-        self.limits = Limits(max_user_turns=scenario.max_turns, max_tool_rounds=scenario.max_tool_rounds)
+        self.limits = Limits(max_user_turns=scenario.max_turns, max_tool_rounds=scenario.max_tool_rounds,
+                             deadline=deadline)  # fmt: skip
 
     def user_view(self, index: int, agent_text: str | None, final: bool) -> ShopUserView:
         directive = self.controller.directive(self.session.cart, turns_left=self.scenario.max_turns - index)

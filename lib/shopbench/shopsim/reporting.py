@@ -73,8 +73,8 @@ def llm_agent_table(
     n_boot: int = 6000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """One row per budgeted LLM agent: trials done of planned ("n of N planned"), how they ended
-    (``round_ceiling`` apart), exact-cart success on its shopping trials (general + grocery) with a
+    """One row per budgeted LLM agent: trials done of planned ("n of N planned"), trials cut at the
+    budget's deadline (``cut_by_budget``: not stored, not scored), how they ended (``round_ceiling`` apart), exact-cart success on its shopping trials (general + grocery) with a
     percentile bootstrap CI over those trials (the plan itself is difficulty-stratified; with one or
     two trials per kind x tier stratum a stratified resample would hide all variance), and times:
     median seconds per model call (round trip), per agent turn and per trial (model time, the
@@ -88,7 +88,8 @@ def llm_agent_table(
         x = np.array([float(exact_cart(t.final_cart, t.scenario.target)) for t in shop])
         row: dict = {"agent": name, "trials": f"{st['done']} of {st['planned']} planned", "n": len(ts),
                      "planned": st["planned"], "budget_min": None if st.get("budget_s") is None else st["budget_s"] / 60,
-                     "spent_min": round(st["spent_s"] / 60, 1), "stopped_by_budget": st["stopped_by_budget"]}  # fmt: skip
+                     "spent_min": round(st["spent_s"] / 60, 1), "stopped_by_budget": st["stopped_by_budget"],
+                     "cut_by_budget": len(st.get("cut_by_budget") or [])}  # fmt: skip
         for e in ("goal_met", "max_turns", "abandoned", "round_ceiling", "assistant_error", "judge_error"):
             row[e] = int(ends.get(e, 0))
         row["shopping_n"] = len(shop)

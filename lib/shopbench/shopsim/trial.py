@@ -27,12 +27,14 @@ from .environment import ShopCustomer, ShopEnvironment
 from .types import Scenario, TrialRecord
 
 
-def run_trial(scenario: Scenario, agent, user, store) -> TrialRecord:
-    """Play one trial of ``agent`` with customer ``user`` in a fresh cart of ``store``."""
+def run_trial(scenario: Scenario, agent, user, store, deadline: float | None = None) -> TrialRecord:
+    """Play one trial of ``agent`` with customer ``user`` in a fresh cart of ``store``. ``deadline``
+    (a :func:`time.monotonic` instant): no agent step or customer turn starts after it, and the trial
+    ends as ``time_budget`` (a cut trial, not a finished one)."""
     t0 = time.perf_counter()
     agent.reset(scenario.trial_id)
     system_prompt = getattr(agent, "system_prompt", "")
-    env = ShopEnvironment(scenario, store, system_prompt)
+    env = ShopEnvironment(scenario, store, system_prompt, deadline=deadline)
     conv = run_conversation(env, agent, ShopCustomer(user), system_prompt)
     usage: dict[str, dict[str, float]] = {"agent": conv.usage}
     if "user" in conv.errors:
