@@ -45,7 +45,8 @@ Three contract variants (:data:`VARIANTS`); the prompt text is B.9's verbatim in
   (``prompts/paceshop_good_generation_labels_first.txt``). NOT the paper's prompt: B.9's text plus
   that sentence. The parsed answer is the same six-key record (``Response`` validates by key, not
   order). Why: under ``b9_grammar`` Qwen2.5-Coder-1.5B wrote the overview first and then labels and
-  queries that did not match it (0 of 3 accepted: ``bold_category_match``, ``query_alignment``).
+  queries that did not match it (0 of 3 accepted: ``bold_category_match``, ``query_alignment``);
+  under this variant 1 of 6 (all 12 checks; the others mostly ``bold_category_match``; FIDELITY, L4).
   (The response cache's key sorts the schema's keys, so the reorder alone would be served
   ``b9_grammar``'s cached answers; the added sentence makes the request differ.)
 
