@@ -20,6 +20,7 @@ from shopbench.paceshop import slices
 from shopbench.paceshop.checks import run_checks
 from shopbench.paceshop.generate import (
     GRAMMAR_MAX_TOKENS,
+    LABELS_FIRST_ORDER,
     LOCAL_MAX_TOKENS,
     OVERVIEW_PATTERN,
     RESPONSE_KEYS,
@@ -113,6 +114,46 @@ def test_b9_grammar_sends_the_verbatim_b9_prompt_with_the_budgets_as_a_grammar(b
         assert parse_output(json.dumps(bad), RESPONSE_SCHEMA).ok
     with pytest.raises(ValueError, match="unknown GOOD-generation variant"):
         LLMGenerator(gw, "local/echo", "x", variant="b9-short")
+
+
+def test_labels_first_reorders_the_grammar_and_appends_one_sentence_of_ours(built, tmp_path):
+    """``b9_grammar_labels_first``: the same bounds and checks as ``b9_grammar``, the labels and search
+    queries before the overview in the grammar, B.9's prompt verbatim followed by our one-sentence note;
+    the answer parses to the same record (keys in any order) and faces the same acceptance rule."""
+    from shopbench.paths import load_prompt
+
+    items = [it for it, _ in slices.shared_inputs(built, 2, seed=7)]
+    gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)
+    bounded = LLMGenerator(gw, "local/test-l4-stand-in", load_prompt_text(), variant="b9_grammar")
+    first = LLMGenerator(gw, "local/test-l4-stand-in", load_prompt_text(), variant="b9_grammar_labels_first")
+    (cb, _), (cf, _) = bounded.calls(items), first.calls(items)
+    note = load_prompt("paceshop_good_generation_labels_first").strip()
+    assert note.startswith("Write the category labels first") and "\n" not in note  # one sentence
+    b9_text, text = cb.messages[0]["content"], cf.messages[0]["content"]
+    assert text.startswith(b9_text.rstrip()) and text.rstrip().endswith(note) and b9_text.count(note) == 0
+    assert cf.params == cb.params == {"temperature": 0, "max_tokens": GRAMMAR_MAX_TOKENS}
+    assert list(LABELS_FIRST_ORDER[:3]) == [
+        "productCategoryList",
+        "bold_categories",
+        "category_search_queries",
+    ]
+    for alt_b, alt_f in zip(cb.schema["anyOf"], cf.schema["anyOf"], strict=True):
+        assert list(alt_f["properties"]) == list(LABELS_FIRST_ORDER) == alt_f["required"]
+        assert alt_f["properties"] == alt_b["properties"]  # the same bounds, another order
+    with pytest.raises(ValueError, match="six keys"):
+        grammar_schema(items[0][3], RESPONSE_KEYS[:5])
+    # the stand-in answers with the build's GOOD (keys in the model's order) or a mismatched one
+    for aid, _, _, _ in items:
+        GOODS[aid] = _goods_by_aid(built)[aid]
+    BAD_AIDS[items[1][0]] = "mismatch"
+    try:
+        out = first.run(items, run_id="t/labels_first")
+    finally:
+        BAD_AIDS.pop(items[1][0])
+    (resp, used, why), (bad, _, reason) = out
+    assert why is None and resp == GOODS[items[0][0]].response and used == list(resp.attribution_list)
+    assert bad is None and "bold_category_match" in reason
+    assert list(SEEN_SCHEMAS[items[0][0]]["anyOf"][0]["properties"]) == list(LABELS_FIRST_ORDER)
 
 
 def test_overview_pattern_is_b9_bold_budget():

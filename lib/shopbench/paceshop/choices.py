@@ -125,7 +125,8 @@ CHOICES: tuple[Choice, ...] = (
         "which generators, and how a small local model meets the contract",
         "the offline generator plus the backbones named in paceshop.l4_generators, each with its contract "
         "variant: b9 (B.9 prompt and plain contract) or b9_grammar (the same prompt; B.9's budgets as a "
-        "llama.cpp decoding grammar, for small local models)",
+        "llama.cpp decoding grammar, for small local models) or b9_grammar_labels_first (ours: that grammar "
+        "with the labels and search queries before the overview, one added sentence)",
         "paceshop.l4_generators, paceshop.l4_inputs; paceshop/slices.py",
     ),
     Choice(

@@ -19,7 +19,7 @@ Two generators share one output: ``(Response, used_evidence_ids)``.
   through the project gateway with a JSON-schema contract; outputs that break the contract or fail
   a hard check are rejected with a reason, never repaired.
 
-Two contract variants (:data:`VARIANTS`); the prompt text is B.9's verbatim in both:
+Three contract variants (:data:`VARIANTS`); the prompt text is B.9's verbatim in the first two:
 
 - ``"b9"`` (default, for API models): :data:`RESPONSE_SCHEMA`, the six keys with plain strings and no
   bounds; cardinalities and lengths are left to the checks.
@@ -36,7 +36,19 @@ Two contract variants (:data:`VARIANTS`); the prompt text is B.9's verbatim in b
   loop. What the grammar cannot express stays with the checks: bold spans equal to the category list
   (no back-references: the lengths are tied, the strings are not), search queries related to their labels, distinct refinements, the overview's
   350 characters (a pattern has no total length in llama.cpp; the pattern's own bound is 425). The
-  acceptance rule (:data:`HARD_CHECKS`) is the same for both variants.
+  acceptance rule (:data:`HARD_CHECKS`) is the same for every variant.
+- ``"b9_grammar_labels_first"`` (ours, issue 15): the ``b9_grammar`` bounds with the properties in
+  another order (:data:`LABELS_FIRST_ORDER`: ``productCategoryList``, ``bold_categories``,
+  ``category_search_queries`` before ``overview_text``; llama.cpp's grammar writes an object's
+  properties in the schema's order), so the overview's bold spans can copy labels already written,
+  and one sentence of ours appended after the B.9 prompt
+  (``prompts/paceshop_good_generation_labels_first.txt``). NOT the paper's prompt: B.9's text plus
+  that sentence. The parsed answer is the same six-key record (``Response`` validates by key, not
+  order). Why: under ``b9_grammar`` Qwen2.5-Coder-1.5B wrote the overview first and then labels and
+  queries that did not match it (0 of 3 accepted: ``bold_category_match``, ``query_alignment``);
+  under this variant 1 of 6 (all 12 checks; the others mostly ``bold_category_match``; FIDELITY, L4).
+  (The response cache's key sorts the schema's keys, so the reorder alone would be served
+  ``b9_grammar``'s cached answers; the added sentence makes the request differ.)
 
 The B.9 prompt already puts every fixed part (instructions) before the per-input slots, so the
 llama.cpp KV cache reuses that prefix across calls without a reordered variant; the shared prefix is
@@ -53,7 +65,7 @@ from dataclasses import dataclass
 
 from ..core import EvidencePool, Persona, Product, Query, Response, taxonomy
 from ..llm.result import CallResult
-from ..paths import read_prompt
+from ..paths import load_prompt, read_prompt
 from .checks import BANNED, BOLD_COUNTS, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, RQ_COUNT, _stem, run_checks
 
 OFFLINE_NAME = "offline-template-v1"
@@ -515,7 +527,13 @@ def load_prompt_text() -> str:
 LOCAL_MAX_TOKENS = 1536  # a B.9 answer (six keys, four fields) is a few hundred tokens
 
 # ---- the "b9_grammar" contract variant (module docstring) --------------------------------------
-VARIANTS = ("b9", "b9_grammar")
+VARIANTS = ("b9", "b9_grammar", "b9_grammar_labels_first")
+GRAMMAR_VARIANTS = ("b9_grammar", "b9_grammar_labels_first")
+LABELS_FIRST_ORDER = ("productCategoryList", "bold_categories", "category_search_queries", "overview_text",
+                      "rqList", "attribution_list")  # fmt: skip
+"""The property order of ``b9_grammar_labels_first`` (the labels and their search queries, then the
+overview that bolds them); the same six keys as :data:`RESPONSE_KEYS`."""
+LABELS_FIRST_PROMPT = "paceshop_good_generation_labels_first"
 GRAMMAR_MAX_TOKENS = 768  # the grammar bounds the answer to ~1,600 characters; this is a backstop
 MAX_QUERY_CHARS = 80  # a category search query (B.9 gives no bound; the offline generator's are <= 76)
 MAX_RQ_CHARS = 60  # "exactly 5 short related shopping refinements" (B.9)
@@ -555,21 +573,23 @@ def _bounded(max_chars: int, char: str = _PLAIN) -> dict:
     return {"type": "string", "minLength": 1, "maxLength": max_chars, "pattern": f"^{char}{{1,{max_chars}}}$"}
 
 
-def grammar_schema(pool: EvidencePool) -> dict:
+def grammar_schema(pool: EvidencePool, order: Sequence[str] = RESPONSE_KEYS) -> dict:
     """The ``b9_grammar`` contract for one input (module docstring): :data:`RESPONSE_SCHEMA` with B.9's
     budgets as bounds and ``attribution_list`` items restricted to the pool's evidence ids (an input
     with an empty pool keeps plain strings, and the evidence check rejects it). One alternative per
     category count (``anyOf``: 4 or 5), so the bold spans, both label lists and the search queries
     have the same length: a JSON schema cannot tie one array's length to another's, but the grammar
-    keeps only the alternative whose overview pattern the model completed."""
+    keeps only the alternative whose overview pattern the model completed (with ``order``
+    :data:`LABELS_FIRST_ORDER`, whose label lists the model wrote first: the overview pattern then
+    has as many spans as labels)."""
+    if sorted(order) != sorted(RESPONSE_KEYS):
+        raise ValueError(f"grammar_schema: order must hold the six keys {RESPONSE_KEYS}, got {tuple(order)}")
     ids = list(dict.fromkeys(s.evidence_id for s in pool.snippets))
     eid: dict = {"type": "string", "enum": ids} if ids else {"type": "string", "maxLength": 40}
 
     def one(n: int) -> dict:
         labels = {"type": "array", "items": _bounded(MAX_LABEL_CHARS, _LABEL), "minItems": n, "maxItems": n}
-        return {
-            "type": "object",
-            "properties": {
+        props = {
                 "overview_text": {"type": "string", "pattern": overview_pattern(n)},
                 "bold_categories": labels,
                 "productCategoryList": labels,
@@ -578,10 +598,9 @@ def grammar_schema(pool: EvidencePool) -> dict:
                 "rqList": {"type": "array", "minItems": RQ_COUNT, "maxItems": RQ_COUNT,
                            "items": _bounded(MAX_RQ_CHARS)},
                 "attribution_list": {"type": "array", "items": eid, "minItems": 1, "maxItems": MAX_ATTRIBUTIONS},
-            },
-            "required": list(RESPONSE_KEYS),
-            "additionalProperties": False,
         }  # fmt: skip
+        return {"type": "object", "properties": {k: props[k] for k in order}, "required": list(order),
+                "additionalProperties": False}  # fmt: skip
 
     return {"anyOf": [one(n) for n in BOLD_COUNTS]}
 
@@ -590,8 +609,9 @@ class LLMGenerator:
     """GOOD responses from a model: the B.9 prompt, one call per assignment, temperature 0, the
     six-key JSON contract; parse failures and hard-check failures are rejections with a reason
     ("never silently repaired"). ``prompt`` is the template text or a ``context.Prompt``.
-    ``variant``: ``"b9"`` (the plain contract, default) or ``"b9_grammar"`` (B.9's budgets in the
-    schema and ``max_tokens`` :data:`GRAMMAR_MAX_TOKENS`; module docstring)."""
+    ``variant``: ``"b9"`` (the plain contract, default), ``"b9_grammar"`` (B.9's budgets in the
+    schema and ``max_tokens`` :data:`GRAMMAR_MAX_TOKENS`) or ``"b9_grammar_labels_first"`` (the same
+    bounds, labels before the overview, our one-sentence note after the prompt; module docstring)."""
 
     def __init__(
         self,
@@ -614,12 +634,20 @@ class LLMGenerator:
         # a grammar-constrained small local model can loop inside a string until its context is full
         # (minutes per call on 2 cores); capped, such an answer is a truncated parse failure, rejected
         local = self.model.startswith("llamacpp/") or (b is not None and b.server == "llamacpp")
-        cap = GRAMMAR_MAX_TOKENS if variant == "b9_grammar" else LOCAL_MAX_TOKENS if local else None
+        cap = GRAMMAR_MAX_TOKENS if variant in GRAMMAR_VARIANTS else LOCAL_MAX_TOKENS if local else None
         self.params = {"temperature": 0, **({"max_tokens": cap} if cap else {})}
+        self.note = (
+            load_prompt(LABELS_FIRST_PROMPT, "the b9_grammar_labels_first variant").strip()
+            if variant == "b9_grammar_labels_first"
+            else ""
+        )
 
     def schema(self, item) -> dict:
         """The contract of one call: :data:`RESPONSE_SCHEMA`, or :func:`grammar_schema` of its pool."""
-        return RESPONSE_SCHEMA if self.variant == "b9" else grammar_schema(_unpack(item)[3])
+        if self.variant == "b9":
+            return RESPONSE_SCHEMA
+        order = LABELS_FIRST_ORDER if self.variant == "b9_grammar_labels_first" else RESPONSE_KEYS
+        return grammar_schema(_unpack(item)[3], order)
 
     @property
     def name(self) -> str:
@@ -629,9 +657,12 @@ class LLMGenerator:
         aid, query, persona, pool = _unpack(item)
         slots = dict(assignment_id=aid, query=query.query, persona_json=persona_json(persona),
                      group_json=group_json(pool), evidence_json=evidence_json(pool))  # fmt: skip
-        if hasattr(self.prompt, "render"):
-            return self.prompt.render(**slots)
-        return str(self.prompt).format(**slots)
+        text = (
+            self.prompt.render(**slots)
+            if hasattr(self.prompt, "render")
+            else str(self.prompt).format(**slots)
+        )
+        return f"{text.rstrip()}\n\n{self.note}\n" if self.note else text
 
     def calls(self, items: Sequence) -> list:
         """One gateway ``Call`` per assignment (``item_id`` = assignment id)."""

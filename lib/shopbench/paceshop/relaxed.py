@@ -159,6 +159,8 @@ def normalise(obj: Any, n: int) -> ImportedOutput:
         raise ValueError("no query (query / question / prompt)")
     src = obj.get("response", obj)
     if not isinstance(src, dict):
+        if isinstance(src, str):
+            raise ValueError(f"response is text, not a JSON object: {' '.join(src.split())[:60]!r}")
         raise ValueError("response must be an object")
     repairs: list[str] = []
     if src is obj:
@@ -229,6 +231,26 @@ def _parse(path: Path, text: str) -> list[tuple[str, Any]]:
             raise InputError(f"not valid JSON: {e}", file=path, where=f"line {i}",
                              fix="one JSON object per line (JSON lines), or one JSON array for the whole file") from None  # fmt: skip
     return out
+
+
+def provenance(path: str | Path) -> dict | None:
+    """Who produced a file of outputs: ``<file>.meta.json`` beside it (written by
+    :mod:`.l5_generate`: ``generated_by``, ``date``, ``command``), or None when there is none (then the
+    file is not known to hold a model's outputs, e.g. the project's own fixture). A meta file that is
+    not a JSON object with ``generated_by`` is an :class:`InputError` naming it."""
+    meta = Path(path).with_name(Path(path).name + ".meta.json")
+    if not meta.is_file():
+        return None
+    try:
+        data = loads(read_text(meta, "provenance of the assistant outputs"))
+    except StrictJSONError as e:
+        raise InputError(
+            f"not valid JSON: {e}", file=meta, fix="rewrite it with python -m shopbench.paceshop.l5_generate"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("generated_by"), str):
+        raise InputError("has no 'generated_by' string", file=meta, where="generated_by",
+                         fix="name the model that produced the outputs, or delete the file")  # fmt: skip
+    return data
 
 
 def load_relaxed(path: str | Path) -> ImportReport:

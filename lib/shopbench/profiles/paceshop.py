@@ -36,7 +36,7 @@ class L4GeneratorSpec(Section):
     its number of shared inputs (None: ``l4_inputs``; the inputs are a prefix of one seeded order)."""
 
     backbone: Name
-    variant: Literal["b9", "b9_grammar"] = "b9"
+    variant: Literal["b9", "b9_grammar", "b9_grammar_labels_first"] = "b9"
     inputs: Count | None = None
 
 
