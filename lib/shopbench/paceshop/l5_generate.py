@@ -54,7 +54,7 @@ from ..paths import load_prompt
 
 PROMPT_NAME = "paceshop_l5_assistant"
 MAX_TOKENS = 512
-DEFAULT_OUT = "data/l5/l5_assistant_outputs_smollm2-135m.jsonl"
+DEFAULT_OUT = "lib/shopbench/paceshop/reference/l5/l5_assistant_outputs_smollm2-135m.jsonl"
 LOOSE_SCHEMA: dict = {
     "type": "object",
     "properties": {
