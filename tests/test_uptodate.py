@@ -47,9 +47,7 @@ def tiny_pipeline(tmp_path, outputs, monkeypatch):
         (root / "paper").mkdir(parents=True, exist_ok=True)
         with open(root / "paper" / "artifacts.jsonl", "a") as f:
             for name in step.produces:
-                f.write(
-                    json.dumps({"kind": "table", "name": name, "provenance": {"notebook": step.name}}) + "\n"
-                )
+                f.write(json.dumps({"kind": "table", "name": name, "notebook": step.name}) + "\n")
         (root / "calls").mkdir(exist_ok=True)
         row = {
             "status": call_status[step.name],
@@ -174,3 +172,15 @@ def test_a_context_window_error_does_not_force_a_rerun(tmp_path):
     assert failed_calls(calls, "n") == 0
     (calls / "n_y.jsonl").write_text(json.dumps({"status": "error", "error": "Timeout: no answer"}) + "\n")
     assert failed_calls(calls, "n") == 1
+
+
+def test_the_registry_names_the_notebook_as_the_check_reads_it(tmp_path):
+    """The up-to-date check finds a notebook's artefacts by the registry's flat ``notebook`` field."""
+    import pandas as pd
+
+    from shopbench.report.artifacts import Provenance, save_table
+
+    prov = Provenance(notebook="a", profile="smoke", params_file="smoke.yaml", params_sha256="x")
+    save_table(pd.DataFrame({"x": [1]}), "ta", "A table.", tmp_path, prov, evidence="measured", why="test")
+    (rec,) = read_artifacts(tmp_path)
+    assert pipeline._notebook_of(rec) == "a"

@@ -121,6 +121,11 @@ def skip_reason(step: Step, outcome: dict[str, str]) -> str | None:
     return None
 
 
+def _notebook_of(artefact: dict) -> str | None:
+    """The notebook that registered an artefact (the registry stores provenance fields flat)."""
+    return artefact.get("notebook") or (artefact.get("provenance") or {}).get("notebook")
+
+
 @dataclass
 class UpToDate:
     """The up-to-date check of one run (:mod:`shopbench.uptodate`): the run's inputs, the state of
@@ -146,7 +151,7 @@ class UpToDate:
             return "its inputs changed" if last else "no earlier run"
         if not (root / "notebooks" / step.path.name).exists():
             return "its executed notebook is missing"
-        mine = {a["name"] for a in self.old_artifacts if a.get("provenance", {}).get("notebook") == step.name}
+        mine = {a["name"] for a in self.old_artifacts if _notebook_of(a) == step.name}
         if any(p not in mine for p in step.produces):
             return "an artefact of its last run is missing"
         if failed_calls(root / "calls", step.name):
@@ -155,7 +160,7 @@ class UpToDate:
 
     def keep(self, step: Step, paper: Path) -> None:
         """Register again the artefacts ``step`` registered on its last run."""
-        mine = [a for a in self.old_artifacts if a.get("provenance", {}).get("notebook") == step.name]
+        mine = [a for a in self.old_artifacts if _notebook_of(a) == step.name]
         if mine:
             with open(paper / "artifacts.jsonl", "a", encoding="utf-8") as f:
                 f.writelines(json.dumps(a, ensure_ascii=False) + "\n" for a in mine)
