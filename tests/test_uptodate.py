@@ -139,7 +139,7 @@ def test_fingerprint_follows_inputs_and_never_holds_a_key(tmp_path, monkeypatch)
     (data / "f.json").write_text("[1, 2]")
     assert RunInputs.of(prof, {"x": {"path": "data/f.json"}}, pipe, tmp_path).external != with_data.external
     # provider settings count by name only
-    secret = "sk-test-0123456789abcdef"
+    secret = "value-of-a-credential-variable"
     a = environment_digest({"OPENAI_API_KEY": secret})
     assert a == environment_digest({"OPENAI_API_KEY": "another-value"})
     assert a != environment_digest({})
