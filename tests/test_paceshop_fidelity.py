@@ -23,7 +23,7 @@ from shopbench.paceshop.build import write
 from shopbench.paceshop.defects import CATEGORY_FAMILIES, changed_fields
 from shopbench.paceshop.io import read_jsonl
 from shopbench.paceshop.personas import CONTRARY_ATTRIBUTE
-from shopbench.paceshop.relaxed import load_relaxed
+from shopbench.paceshop.relaxed import is_placeholder, load_relaxed, normalise
 from shopbench.paceshop.swaps import NO_POOL_VALUE, PoolValues, select_swaps, swap_options
 
 FIXTURE = Path(__file__).parent / "fixtures" / "l5_assistant_outputs.jsonl"
@@ -195,6 +195,20 @@ def test_relaxed_import_repairs_and_rejects():
                                                             ("evidence_id_validity", "evidence_exact_match"))  # fmt: skip
     s = rep.summary()
     assert list(s.status).count("rejected") == 4
+
+
+def test_relaxed_import_treats_template_placeholders_as_missing():
+    """A model that copies the prompt's schema template ("...", "<overview>") has not answered: the
+    output is rejected with the reason, and placeholder list items are dropped as repairs."""
+    with pytest.raises(ValueError, match="no overview.*placeholder"):
+        normalise({"query": "quiet blender", "overview": "...", "categories": ["Blenders"]}, 0)
+    with pytest.raises(ValueError, match="no categories"):
+        normalise({"query": "quiet blender", "overview": "A quiet **Blender**.", "categories": ["…", "<category>"]}, 0)
+    out = normalise({"query": "quiet blender", "overview": "A quiet **Blender**.",
+                     "categories": ["Blender", "..."], "related_queries": ["TODO", "quiet mixers"]}, 0)  # fmt: skip
+    assert out.response.productCategoryList == ["Blender"] and out.response.rqList == ["quiet mixers"]
+    assert sum("dropped placeholder" in r for r in out.repairs) == 2
+    assert not is_placeholder("Immersion Blenders") and not is_placeholder("5... stars")
 
 
 def test_relaxed_import_file_errors(tmp_path):

@@ -34,7 +34,9 @@ missing category searches derived from the labels (lower-cased). Nothing is trun
 an output that still breaks the contract (too long, wrong counts) is kept and its 12 checks say so.
 
 An output is *rejected* (with its reason, never raising) when it is not an object, has no query, no
-overview, or no categories. A file that cannot be read, is not JSON, or holds no output at all is an
+overview, or no categories. A placeholder (``...``, ``…``, ``<overview>``, ``TODO``, ``string``: what a
+model copying a prompt's schema template leaves) counts as missing; a placeholder list item is dropped
+and recorded as a repair. A file that cannot be read, is not JSON, or holds no output at all is an
 :class:`~shopbench.errors.InputError` naming file, line and field.
 """
 
@@ -63,6 +65,13 @@ ALIASES = {
     "candidate_evidence": ("candidate_evidence", "evidence_pool", "evidence"),
 }
 _SPLIT = re.compile(r"\s*(?:;|\||\n)\s*")
+# a value a model copied from a schema template instead of answering: "...", "…", "<overview>", "TODO"
+_PLACEHOLDER = re.compile(r"^\s*(?:\.{2,}|…+|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|todo|tbd|n/?a|string|none|null)\s*$", re.I)
+
+
+def is_placeholder(value: Any) -> bool:
+    """True for a template placeholder left in place of an answer ("...", "…", "<overview>", "TODO")."""
+    return isinstance(value, str) and bool(_PLACEHOLDER.match(value))
 FIX = "see the relaxed schema in shopbench.paceshop.relaxed (one object per output with query and response fields)"
 
 
@@ -134,6 +143,9 @@ def _as_list(name: str, value: Any, repairs: list[str]) -> list[str]:
         if v is None or isinstance(v, list | dict):
             raise ValueError(f"{name}: an item is {type(v).__name__}, expected a string")
         c = _clean(v)
+        if is_placeholder(c):
+            repairs.append(f"{name}: dropped placeholder {c[:20]!r}")
+            continue
         if c != str(v):
             repairs.append(f"{name}: collapsed whitespace")
         if c and c not in out:
@@ -155,7 +167,7 @@ def normalise(obj: Any, n: int) -> ImportedOutput:
     _, oid = _first(obj, "id")
     oid = _clean(oid) if oid not in (None, "") else f"l5-{n:04d}"
     _, query = _first(obj, "query")
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str) or not query.strip() or is_placeholder(query):
         raise ValueError("no query (query / question / prompt)")
     src = obj.get("response", obj)
     if not isinstance(src, dict):
@@ -166,8 +178,9 @@ def normalise(obj: Any, n: int) -> ImportedOutput:
     if src is obj:
         repairs.append("response fields read from the top level")
     k, overview = _first(src, "overview_text")
-    if not isinstance(overview, str) or not overview.strip():
-        raise ValueError("no overview (overview_text / overview / summary / answer)")
+    if not isinstance(overview, str) or not overview.strip() or is_placeholder(overview):
+        what = f"a placeholder {overview.strip()[:20]!r}" if is_placeholder(overview) else "missing"
+        raise ValueError(f"no overview (overview_text / overview / summary / answer): {what}")
     if k != "overview_text":
         repairs.append(f"overview read from '{k}'")
     ov = " ".join(overview.split())
