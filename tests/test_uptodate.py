@@ -146,6 +146,22 @@ def test_fingerprint_follows_inputs_and_never_holds_a_key(tmp_path, monkeypatch)
     assert secret not in a
 
 
+def test_an_empty_annotations_folder_counts_as_missing(tmp_path):
+    """The first run creates an empty annotations folder; the second run must not see changed inputs
+    (found on a fresh clone: the first two smoke runs differed on notebook 00)."""
+    nb = _notebook(tmp_path / "n.ipynb")
+    prof = tmp_path / "p.yaml"
+    prof.write_text("seed: 1\n")
+    pipe = tmp_path / "pipeline.yaml"
+    pipe.write_text("notebooks: []\n")
+    store = tmp_path / "annotations"
+    before = RunInputs.of(prof, {}, pipe, tmp_path, store).fingerprint(nb, [])
+    store.mkdir()
+    assert RunInputs.of(prof, {}, pipe, tmp_path, store).fingerprint(nb, []) == before
+    (store / "ann1.jsonl").write_text('{"choice": "A"}\n')
+    assert RunInputs.of(prof, {}, pipe, tmp_path, store).fingerprint(nb, []) != before
+
+
 def test_library_and_notebook_parameters_are_inputs(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()

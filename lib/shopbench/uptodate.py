@@ -138,10 +138,16 @@ def notebook_paths(notebook: Path) -> list[Path]:
 
 
 def external_digest(paths: Iterable[Path]) -> str:
-    """Path, size and mtime of every file under ``paths`` (stat only: these are data others made)."""
+    """Path, size and mtime of every file under ``paths`` (stat only: these are data others made).
+    A missing path and an empty folder hash alike: a run that creates an empty annotations folder
+    does not make the next run's inputs differ."""
     h = hashlib.sha256()
     for root in paths:
+        if not root.exists():
+            continue
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        if not files:
+            continue
         for p in files[:_MAX_FILES_PER_PATH]:
             st = p.stat()
             h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
