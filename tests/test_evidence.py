@@ -179,3 +179,15 @@ def test_index_shows_one_missing_mark_integral_counts_and_no_empty_columns(ctx):
     assert "overflow-x:auto" in html.read_text()
     csv = pd.read_csv(ctx.paper_dir / "tables" / "t_present.csv")
     assert "r" in csv.columns and csv["n_swaps"].tolist() == [24.0, 12.0]  # the data file keeps everything
+
+
+def test_a_default_index_is_not_written_to_the_csv(tmp_path):
+    """A table with the default 0..n-1 index reads back without an "Unnamed: 0" column; a named index is kept."""
+    from shopbench.report.artifacts import Provenance, save_table
+
+    prov = Provenance(notebook="t", profile="smoke", params_file="p.yaml", params_sha256="0")
+    save_table(pd.DataFrame({"a": [1, 2]}), "t_plain", "Plain.", tmp_path, prov, evidence="known-answer")
+    assert list(pd.read_csv(tmp_path / "tables" / "t_plain.csv").columns) == ["a"]
+    named = pd.DataFrame({"a": [1, 2]}, index=pd.Index(["x", "y"], name="judge"))
+    save_table(named, "t_named", "Named.", tmp_path, prov, evidence="known-answer")
+    assert list(pd.read_csv(tmp_path / "tables" / "t_named.csv").columns) == ["judge", "a"]

@@ -88,7 +88,11 @@ def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: P
     paper_dir = Path(paper_dir)
     out = paper_dir / "tables"
     out.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out / f"{name}.csv", index=True)
+    # a default 0..n-1 index says nothing: leave it out (it read back as an "Unnamed: 0" column)
+    import pandas as pd
+
+    plain_index = isinstance(df.index, pd.RangeIndex) and df.index.name is None
+    df.to_csv(out / f"{name}.csv", index=not plain_index)
     shown, omitted = present(df, float_format)
     full_caption = " ".join(x for x in (caption.strip(), omitted, partial_note(partial), ev.label()) if x)
     md = _markdown(shown)
