@@ -203,7 +203,10 @@ def test_relaxed_import_treats_template_placeholders_as_missing():
     with pytest.raises(ValueError, match="no overview.*placeholder"):
         normalise({"query": "quiet blender", "overview": "...", "categories": ["Blenders"]}, 0)
     with pytest.raises(ValueError, match="no categories"):
-        normalise({"query": "quiet blender", "overview": "A quiet **Blender**.", "categories": ["…", "<category>"]}, 0)
+        normalise(
+            {"query": "quiet blender", "overview": "A quiet **Blender**.", "categories": ["…", "<category>"]},
+            0,
+        )
     out = normalise({"query": "quiet blender", "overview": "A quiet **Blender**.",
                      "categories": ["Blender", "..."], "related_queries": ["TODO", "quiet mixers"]}, 0)  # fmt: skip
     assert out.response.productCategoryList == ["Blender"] and out.response.rqList == ["quiet mixers"]

@@ -66,12 +66,16 @@ ALIASES = {
 }
 _SPLIT = re.compile(r"\s*(?:;|\||\n)\s*")
 # a value a model copied from a schema template instead of answering: "...", "…", "<overview>", "TODO"
-_PLACEHOLDER = re.compile(r"^\s*(?:\.{2,}|…+|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|todo|tbd|n/?a|string|none|null)\s*$", re.I)
+_PLACEHOLDER = re.compile(
+    r"^\s*(?:\.{2,}|…+|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|todo|tbd|n/?a|string|none|null)\s*$", re.I
+)
 
 
 def is_placeholder(value: Any) -> bool:
     """True for a template placeholder left in place of an answer ("...", "…", "<overview>", "TODO")."""
     return isinstance(value, str) and bool(_PLACEHOLDER.match(value))
+
+
 FIX = "see the relaxed schema in shopbench.paceshop.relaxed (one object per output with query and response fields)"
 
 
