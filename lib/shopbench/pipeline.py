@@ -280,8 +280,11 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     }
     write_run_json(paper, summary)
     md, html = build_index(paper, summary)
-    print(f"[{prof.name}] wall {summary['wall_s']:.1f} s, {summary['calls']} calls, "
-          f"cache hit rate {summary['cache_hit_rate']}, cost ${summary['cost_usd']:.4f}")  # fmt: skip
+    kept = sum(1 for nb in nbs if nb["status"] == "up to date")
+    rate = summary["cache_hit_rate"]
+    print(f"[{prof.name}] wall {summary['wall_s']:.1f} s (notebooks: {len(nbs) - kept} executed, {kept} up to date); "
+          f"call logs{' (kept from earlier runs for up-to-date notebooks)' if kept else ''}: {summary['calls']} calls, "
+          f"cache hit rate {'n/a' if rate is None else f'{rate:.1%}'}, cost ${summary['cost_usd']:.4f}")  # fmt: skip
     print(f"[{prof.name}] index: {md} and {html}")
     if missing:
         print(
