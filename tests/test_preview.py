@@ -111,6 +111,29 @@ def test_offline_profiles_are_not_gated(no_calls):
     assert PV.needs_gate(load_profile("full"))
 
 
+@pytest.mark.parametrize("name", ["paper", "local-llm"])
+def test_offline_profiles_preview_with_every_pair_and_time_budgets(no_calls, capsys, name):
+    """`make preview` on the offline profiles: ``subset``/``llm_evaluator_pairs``/``llm_recorded_pairs``
+    of None mean every planned unit (it crashed on None), and an anytime sweep's hours are capped at its
+    ``llm_budget_min`` (calls and tokens stay the plan)."""
+    from shopbench.config import load_profile
+
+    assert PV.main(["--profile", name]) == 0
+    assert "20_pace_judge_sweep" in capsys.readouterr().out
+    prof = load_profile(name)
+    pv = PV.build_preview(prof)
+    for run in prof.params.judging.runs():
+        lines = [x for x in pv.lines if x.notebook == "20_pace_judge_sweep" and x.backbone == run.backbone]
+        assert lines and sum(x.hours for x in lines) <= run.llm_budget_min / 60 + 1e-3
+        assert all(x.calls > 0 for x in lines)
+    ev = [x for x in pv.lines if x.notebook == "50_padme_meta_eval" and x.backbone.startswith("llamacpp/")]
+    P = prof.params.padme
+    assert ev and all(
+        x.hours <= (P.llm_evaluator_budget_min + P.llm_recorded_budget_min) / 60 + 1e-3 for x in ev
+    )
+    assert all("every kept pair" in x.method for x in ev)
+
+
 def test_measured_local_rates_are_read(tmp_path):
     (tmp_path / "local_llm.json").write_text(json.dumps({"results": [
         {"name": "prompt_tokens_per_s", "value": 200.0}, {"name": "smollm2_generation_tokens_per_s", "value": 20.0},

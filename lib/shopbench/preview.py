@@ -32,7 +32,9 @@ How each notebook's numbers are made (each line's ``method`` says which):
   share of the cells (``n // m``, the first ``n % m`` one more: the balanced round-robin of
   :mod:`shopbench.padme.agents`; which model gets an extra cell is seeded there, not here).
 
-Hours: API models at ``1 s + output tokens / 60 tokens/s`` per call, divided by the provider's
+Hours: an anytime sweep (``llm_budget_min``, ``llm_evaluator_budget_min`` + ``llm_recorded_budget_min``)
+is capped at its budget; its calls and tokens stay the plan's (the budget stops it earlier). API
+models at ``1 s + output tokens / 60 tokens/s`` per call, divided by the provider's
 concurrency; self-hosted servers (``hosted_vllm/``, ``ollama/`` …) at ``1 s + output / 50`` per call
 × concurrency per server; llama.cpp models from ``outputs/bench/local_llm.json`` when present (prompt
 and generation tokens/s), else :data:`LOCAL_RATES` (measured 2026-12-01, docs/DESIGN.md); embedded
@@ -100,6 +102,9 @@ class Line:
     reason: str = ""
     substitute_for: str | None = None
     batch: bool = False  # priced at the provider's batch rate (gateway.mode: batch)
+    #: (sweep key, minutes): an anytime sweep's time budget, shared by the lines with the same key;
+    #: their hours are capped at it (calls and tokens stay the plan's: the budget stops it earlier)
+    budget: tuple[str, float] | None = None
 
 
 # conversation turns: a handful of calls per sweep (under gateway.batch_min_calls), so real-time even
@@ -339,7 +344,7 @@ class _Builder:
         return b.model if b is not None else name
 
     def add(self, notebook: str, backbone: str, role: str, calls: int, mean_in: float, mean_out: float,
-            method: str, prefix: int = 0) -> None:  # fmt: skip
+            method: str, prefix: int = 0, budget: tuple[str, float | None] | None = None) -> None:  # fmt: skip
         model = self.model(backbone)
         b = self.backbones.get(backbone)
         kind = "llamacpp" if b is not None and b.server else _kind(model)  # a project-started server
@@ -347,6 +352,7 @@ class _Builder:
             notebook=notebook, backbone=backbone, model=model, role=role, calls=int(calls),
             input_tokens=int(round(calls * mean_in)), output_tokens=int(round(calls * mean_out)), kind=kind,
             method=method, substitute_for=b.substitute_for if b is not None else None, prefix_tokens=int(prefix),
+            budget=(budget[0], float(budget[1])) if budget is not None and budget[1] is not None else None,
         ))  # fmt: skip
 
     # 10: GOOD generation
@@ -422,7 +428,7 @@ class _Builder:
         for run in J.runs():
             for pname in run.protocols or list(PROTOCOLS):
                 i, o = size(pname)
-                n = min(run.subset, n_test) * J.repeats
+                n = (n_test if run.subset is None else min(run.subset, n_test)) * J.repeats
                 self.add(
                     "20_pace_judge_sweep",
                     run.backbone,
@@ -430,8 +436,10 @@ class _Builder:
                     n,
                     i,
                     o,
-                    f"prompts built for {len(recs)} sampled test records; × {n} (subset {run.subset})",
+                    f"prompts built for {len(recs)} sampled test records; × {n} "
+                    f"(subset {'all' if run.subset is None else run.subset})",
                     prefix=prefixes[pname],
+                    budget=(f"20 {run.backbone}", run.llm_budget_min),
                 )
 
     # 50: evaluators
@@ -447,7 +455,16 @@ class _Builder:
         if not llm:
             return
         mean_in, how = self._trajectory_tokens()
-        n = (P.llm_evaluator_pairs + P.llm_recorded_pairs) * 2 * P.llm_runs
+        pairs, recorded = P.llm_evaluator_pairs, P.llm_recorded_pairs
+        said = []
+        if pairs is None:  # every kept pair: at most one per synthesized cell
+            pairs = self._cells()
+            said.append(f"pairs: every kept pair, at most {pairs} cells")
+        if recorded is None:  # every reward-labelled recorded pair
+            recorded = self._recorded_pairs()
+            said.append(f"recorded: every reward-labelled pair, {recorded} found")
+        n = (pairs + recorded) * 2 * P.llm_runs
+        budget = sum(b or 0.0 for b in (P.llm_evaluator_budget_min, P.llm_recorded_budget_min))
         for s in llm:
             self.add(
                 "50_padme_meta_eval",
@@ -456,9 +473,28 @@ class _Builder:
                 n,
                 mean_in,
                 min(P.evaluator_max_tokens, 120),
-                f"{how}; × {n} ((pairs + recorded pairs) × 2 × runs)",
+                f"{how}; × {n} ((pairs + recorded pairs) × 2 × runs{'; ' if said else ''}{'; '.join(said)})",
                 prefix=self.trajectory_prefix,
+                budget=(f"50 {s.backbone}", budget or None)
+                if P.llm_evaluator_budget_min is not None
+                else None,
             )
+
+    def _cells(self) -> int:
+        P = self.params.padme
+        n_criteria = 3 if isinstance(P.criteria, str) else len(P.criteria)
+        return int(P.tasks_per_source * len(P.sources) * n_criteria)
+
+    def _recorded_pairs(self) -> int:
+        from .padme.sources.recorded import load_recorded, recorded_pairs
+        from .paths import ROOT
+
+        path = Path(self.params.padme.recorded or "")
+        path = path if path.is_absolute() else ROOT / path
+        try:
+            return len(recorded_pairs(load_recorded(path), "task_resolution"))
+        except Exception:  # noqa: BLE001 - absent or unreadable: the notebook reports it; nothing to plan
+            return 0
 
     def _trajectory_tokens(self) -> tuple[float, str]:
         from .padme.criteria import load_criteria
@@ -506,8 +542,7 @@ class _Builder:
     # 40: synthesis (per-unit model)
     def synthesis(self) -> None:
         P = self.params.padme
-        n_criteria = 3 if isinstance(P.criteria, str) else len(P.criteria)
-        cells = P.tasks_per_source * len(P.sources) * n_criteria
+        cells = self._cells()
         attempts = 1 + P.retries / 2
         how = "per-unit model (module docstring): conversations cannot be rendered before they happen"
         if P.steering != "scripted":
@@ -557,6 +592,7 @@ class _Builder:
                 min(a.max_tokens, 400),
                 how,
                 prefix=self._system_prefix("shop"),
+                budget=(f"80 {a.backbone}", a.llm_budget_min),
             )
         trials_all = total_trials + sum(sum(S.trials.counts().values()) for _ in S.scripted_agents)
         if S.user != "scripted":
@@ -620,10 +656,11 @@ def build_preview(prof, bench_dir: Path | None = None) -> Preview:
                 and not line.role.startswith(TURN_ROLES)):  # fmt: skip
             line.batch = True
             line.usd *= batch_price_factor(line.model)
-        line.hours = round(_hours(line, c, rates, bb.model_name), 3)
+        line.hours = _hours(line, c, rates, bb.model_name)
         line.available, line.reason = bb.availability() if line.kind != "embedded" else (True, "ok")
         if line.usd is not None:
             line.usd = round(line.usd, 4)
+    _cap_at_budgets(pv.lines)
     pv.notes.append("tokens by litellm's token counter (one tiktoken encoding for every model)")
     pv.notes.append(f"local llama.cpp rates: {rates}")
     if any(x.usd is None for x in pv.lines):
@@ -632,6 +669,23 @@ def build_preview(prof, bench_dir: Path | None = None) -> Preview:
             + ", ".join(sorted({x.model for x in pv.lines if x.usd is None}))
         )
     return pv
+
+
+def _cap_at_budgets(lines: Sequence[Line]) -> None:
+    """Cap the hours of each anytime sweep (the lines sharing a ``budget`` key) at its time budget,
+    shared in proportion; round every line's hours."""
+    groups: dict[str, tuple[float, list[Line]]] = {}
+    for line in lines:
+        if line.budget is not None:
+            groups.setdefault(line.budget[0], (line.budget[1], []))[1].append(line)
+    for minutes, group in groups.values():
+        total = sum(x.hours for x in group)
+        if total > minutes / 60:
+            for x in group:
+                x.hours *= minutes / 60 / total
+                x.method += f"; hours capped by the sweep's {minutes:g}-min budget (plan: {total:.1f} h)"
+    for line in lines:
+        line.hours = round(line.hours, 3)
 
 
 # ---- limits ---------------------------------------------------------------------------------------
