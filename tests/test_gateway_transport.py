@@ -131,6 +131,23 @@ def test_log_rows_lost_to_a_kill_are_rebuilt_from_the_cache(server, gateway):
     assert all(r["cache_hit"] for r in gateway().run(calls, "other"))
 
 
+def test_a_new_log_under_the_same_run_id_reads_earlier_answers_as_cache_hits(server, gateway):
+    """The pipeline deletes a notebook's call logs before executing it again: that execution's answers
+    from the cache are hits (cost 0, nothing spent against the cap), not the rebuilt rows of a killed run."""
+    gw = gateway()
+    calls = [fake_call(server.api_base, f"i{i}", f"q{i}") for i in range(6)]
+    first = gw.run(calls, "nb")
+    assert not any(r["cache_hit"] for r in first)
+    gw.log_path("nb").unlink()
+    again = gateway()
+    requests = server.total_requests
+    rows = again.run(calls, "nb")
+    assert server.total_requests == requests
+    assert all(r["cache_hit"] and r["cost_usd"] == 0 for r in rows)
+    assert [r["model_latency_s"] for r in rows] == [r["model_latency_s"] for r in first]
+    assert again.spent_usd == 0
+
+
 def test_log_is_written_in_groups(server, gateway, monkeypatch):
     from shopbench.llm import calllog
 

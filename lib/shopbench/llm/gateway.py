@@ -133,6 +133,23 @@ def redact(text: str | None, values: Sequence[str] | None = None) -> str | None:
     return secrets.redact(text, values) if isinstance(text, str) else text
 
 
+def _log_start(done: dict) -> float | None:
+    """When the call log began: the earliest ``ts`` of its rows (None: a new or empty log)."""
+    stamps = [r["ts"] for r in done.values() if isinstance(r.get("ts"), int | float)]
+    return min(stamps) if stamps else None
+
+
+def _made_in_this_log(stored: dict, log_start: float | None) -> bool:
+    """Whether a cached answer was made by the run this log belongs to, and its row lost to a kill.
+    A new or empty log (the pipeline deletes a notebook's logs before executing it again) begins a new
+    run: the answers an earlier run made are cache hits, not this run's calls or spending. An answer
+    cached before answers carried ``made_ts`` counts as this run's when the log has rows (as before)."""
+    if log_start is None:
+        return False
+    made = stored.get("made_ts")
+    return True if not isinstance(made, int | float) else made >= log_start - 1.0
+
+
 def _clean_text(text: Any, values: Sequence[str] | None = None) -> str | None:
     """A model's text as the gateway keeps it: redacted and storable (a lone surrogate becomes its
     ``\\udXXX`` escape, so the cache, the call log and every table downstream can write it)."""
@@ -415,10 +432,15 @@ class Gateway:
 
         hit_rows = []
         reconciled: set[str] = set()
+        log_start = _log_start(done)
         for c in pending:
             if c.key in hits:
                 stored = hits[c.key]
-                if stored.get("run_id") == run_id and c.key not in reconciled:
+                if (
+                    stored.get("run_id") == run_id
+                    and c.key not in reconciled
+                    and _made_in_this_log(stored, log_start)
+                ):
                     # answered in this run before it was killed, its log row not yet written: the row
                     # it would have had (a fresh call, its attempts and cost), not a cache hit
                     reconciled.add(c.key)
@@ -717,6 +739,7 @@ class Gateway:
                 "latency_s": latency,
                 "model_returned": answer["model"],
                 "run_id": run_id,  # lets a resumed run rebuild this call's log row if the kill lost it
+                "made_ts": time.time(),  # ... when it was made after the log's first row (_made_in_this_log)
                 "attempts": attempts,
             }
             if how == "local" and deferred is not None:
