@@ -191,3 +191,25 @@ def test_a_default_index_is_not_written_to_the_csv(tmp_path):
     named = pd.DataFrame({"a": [1, 2]}, index=pd.Index(["x", "y"], name="judge"))
     save_table(named, "t_named", "Named.", tmp_path, prov, evidence="known-answer")
     assert list(pd.read_csv(tmp_path / "tables" / "t_named.csv").columns) == ["judge", "a"]
+
+
+def test_a_mixed_figure_marks_the_kind_beside_each_stand_in_series(tmp_path):
+    """Issue 13 §1: a known-answer series is "labelled so everywhere it is shown", in the figure too."""
+    from shopbench.report.artifacts import Provenance, save_figure
+
+    prov = Provenance(notebook="t", profile="smoke", params_file="p.yaml", params_sha256="0")
+    fig, (a, b) = plt.subplots(1, 2)
+    a.bar([0, 1], [0.9, 0.4], label="x")
+    a.plot([0, 1], [0.9, 0.9], label="pacejudge / local/oracle-rules")
+    a.plot([0, 1], [0.3, 0.4], label="pacejudge / llamacpp/qwen")
+    a.legend()
+    b.set_yticks([0, 1], ["heuristic (n=664)", "llamacpp/qwen (n=1)"])
+    kinds = {"local/oracle-rules": "known-answer", "llamacpp/qwen": "measured", "heuristic": "known-answer"}
+    save_figure(fig, "t_mixed", "Mixed.", tmp_path, prov, evidence=kinds)
+    legend = [t.get_text() for t in a.get_legend().get_texts()]
+    assert "pacejudge / local/oracle-rules [known-answer]" in legend and "pacejudge / llamacpp/qwen" in legend
+    assert [t.get_text() for t in b.get_yticklabels()] == [
+        "heuristic (n=664) [known-answer]",
+        "llamacpp/qwen (n=1)",
+    ]
+    plt.close(fig)

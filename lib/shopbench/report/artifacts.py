@@ -15,7 +15,7 @@ from filelock import FileLock
 from ..paths import ROOT
 from .evidence import EVIDENCE_COLUMN, EvidenceError, PerRow
 from .evidence import resolve as resolve_evidence
-from .figures import tidy
+from .figures import mark_kinds, tidy
 from .partial import note as partial_note
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -120,6 +120,7 @@ def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance:
     out = paper_dir / "figures"
     out.mkdir(parents=True, exist_ok=True)
     notes = tidy(fig, name, caption)  # title, legends outside the data, all-zero panels said (issue 16 §3)
+    mark_kinds(fig, ev.parts)  # a mixed figure names the kind beside each non-measured series
     caption = " ".join([caption.strip(), *notes])
     fig.savefig(out / f"{name}.png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(out / f"{name}.pdf", bbox_inches="tight", metadata={"CreationDate": None, "Creator": None})

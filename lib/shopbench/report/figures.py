@@ -179,6 +179,47 @@ def merge_identical_series(long, key: str, x: str, y: str):
     return long.assign(**{key: long[key].astype(str).map(label)})
 
 
+def _kind_of(text: str, parts: dict[str, str]) -> str | None:
+    """The evidence kind of a legend entry or tick label naming one of ``parts``: the label is the part,
+    ends with ``" / <part>"`` (protocol / backbone) or starts with ``"<part> ("`` (``"heuristic (n=664)"``).
+    The longest matching part wins."""
+    best = None
+    for part in parts:
+        if text == part or text.endswith(" / " + part) or text.startswith(part + " ("):
+            if best is None or len(part) > len(best):
+                best = part
+    return None if best is None else parts[best]
+
+
+def mark_kinds(fig, parts: dict[str, str]) -> int:
+    """In a figure that mixes evidence kinds (issue 13 §1: "labelled so everywhere it is shown"), append
+    ``[known-answer]`` / ``[reference]`` … to every legend entry and tick label naming a part that is not
+    ``measured``, unless the label already says it. Returns the number of labels marked."""
+    if len(set(parts.values())) < 2:
+        return 0
+    marked = 0
+
+    def mark(text_artist) -> None:
+        nonlocal marked
+        text = text_artist.get_text()
+        kind = _kind_of(text, parts)
+        if kind and kind != "measured" and kind not in text:
+            text_artist.set_text(f"{text} [{kind}]")
+            marked += 1
+
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        for t in leg.get_texts() if leg is not None else []:
+            mark(t)
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks = axis.get_ticklabels()
+            if any(_kind_of(t.get_text(), parts) for t in ticks):
+                for t in ticks:
+                    mark(t)
+                axis.set_ticks(axis.get_ticklocs(), [t.get_text() for t in ticks])
+    return marked
+
+
 def tidy(fig, name: str, caption: str) -> list[str]:
     """Apply the presentation rules to ``fig`` in place; return sentences to add to the caption."""
     notes: list[str] = []
