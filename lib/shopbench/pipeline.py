@@ -123,7 +123,7 @@ def skip_reason(step: Step, outcome: dict[str, str]) -> str | None:
 
 def _notebook_of(artefact: dict) -> str | None:
     """The notebook that registered an artefact (the registry stores provenance fields flat)."""
-    return artefact.get("notebook") or (artefact.get("provenance") or {}).get("notebook")
+    return artefact.get("notebook")
 
 
 @dataclass

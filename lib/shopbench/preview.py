@@ -330,6 +330,7 @@ class _Builder:
         self.params = prof.params
         self.backbones = {b.name: b for b in parse_backbones([as_plain(e) for e in self.params.backbones])}
         self._build = None
+        self._recorded_rollouts: list | None = None
         self.preview = Preview(prof.name)
         self.trajectory_prefix = 0  # the H.5 prompt's fixed prefix (set by _trajectory_tokens)
 
@@ -485,27 +486,32 @@ class _Builder:
         n_criteria = 3 if isinstance(P.criteria, str) else len(P.criteria)
         return int(P.tasks_per_source * len(P.sources) * n_criteria)
 
-    def _recorded_pairs(self) -> int:
-        from .padme.sources.recorded import load_recorded, recorded_pairs
-        from .paths import ROOT
+    def _recorded(self) -> list:
+        """The recorded τ-bench rollouts of ``padme.recorded`` (read once; empty when absent or
+        unreadable: the notebook reports that, the preview plans nothing for them)."""
+        if self._recorded_rollouts is None:
+            from .padme.sources.recorded import load_recorded
+            from .paths import ROOT
 
-        path = Path(self.params.padme.recorded or "")
-        path = path if path.is_absolute() else ROOT / path
-        try:
-            return len(recorded_pairs(load_recorded(path), "task_resolution"))
-        except Exception:  # noqa: BLE001 - absent or unreadable: the notebook reports it; nothing to plan
-            return 0
+            path = Path(self.params.padme.recorded or "")
+            path = path if path.is_absolute() else ROOT / path
+            try:
+                self._recorded_rollouts = list(load_recorded(path))
+            except Exception:  # noqa: BLE001 - absent or unreadable
+                self._recorded_rollouts = []
+        return self._recorded_rollouts
+
+    def _recorded_pairs(self) -> int:
+        from .padme.sources.recorded import recorded_pairs
+
+        return len(recorded_pairs(self._recorded(), "task_resolution"))
 
     def _trajectory_tokens(self) -> tuple[float, str]:
         from .padme.criteria import load_criteria
         from .padme.evaluators import evaluator_messages
-        from .padme.sources.recorded import load_recorded
-        from .paths import ROOT
 
-        path = Path(self.params.padme.recorded)
-        path = path if path.is_absolute() else ROOT / path
         try:
-            rollouts = load_recorded(path)[:SAMPLE_RECORDS]
+            rollouts = self._recorded()[:SAMPLE_RECORDS]
             crit = load_criteria(None)[0]
             prompts = [evaluator_messages(r, crit) for r in rollouts]
             sizes = [count_tokens(m) for m in prompts]
