@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ParamError, read_text
+from .errors import ParamError, UserError, read_text
 from .paths import PARAMS_DIR, ROOT, profile_dir
 from .profiles import ProfileParams, param_error, validate_profile
 from .secrets import secret_in
@@ -107,6 +107,7 @@ def load_profile(profile: str | Path) -> Profile:
         lines=_key_lines(text),
     )
     _check_no_secrets(prof, data, "")
+    _check_prompt_override(prof)
     label = prof.params.profile
     if label is not None and label != prof.name:
         raise param_error(
@@ -135,6 +136,32 @@ def claim_outputs(prof: Profile) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     owner.write_text(me + "\n", encoding="utf-8")
     return out
+
+
+def _check_prompt_override(prof: Profile) -> None:
+    """``$SHOPBENCH_PROMPTS_DIR`` (the prompt-folder override) names an existing folder, and the
+    default evaluator prompt it then supplies, when present, has the placeholders notebook 50 fills
+    (issue 25 item 5; a ``padme.evaluator_prompt`` the file sets is checked by the profile model)."""
+    import os
+
+    from .paths import PROMPTS_ENV
+    from .profiles.padme import EVALUATOR_PROMPT, EVALUATOR_PROMPT_SLOTS, EVALUATOR_USER, check_prompt_file
+
+    env = os.environ.get(PROMPTS_ENV)
+    if not env:
+        return
+    if not Path(env).expanduser().is_dir():
+        raise UserError(f"${PROMPTS_ENV} is {env}, which is not a folder", field=PROMPTS_ENV,
+                        fix=f"point {PROMPTS_ENV} at a folder of prompt files (a copy of prompts/), or unset it")  # fmt: skip
+    if (
+        prof.params.padme.evaluator_prompt == EVALUATOR_PROMPT
+        and (Path(env) / "padme_evaluator.txt").is_file()
+    ):
+        try:
+            check_prompt_file(EVALUATOR_PROMPT, EVALUATOR_PROMPT_SLOTS, EVALUATOR_USER)
+        except ValueError as e:
+            problem, _, fix = str(e).partition("; ")
+            raise UserError(problem, field=PROMPTS_ENV, fix=fix) from None
 
 
 def _repo_relative(path: Path) -> str:

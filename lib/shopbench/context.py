@@ -5,8 +5,10 @@ Every notebook begins with::
     ctx = shopbench.context.start(profile, notebook="00_backends")
 
 and then calls ``ctx.gateway``, ``ctx.prompt(name)``, ``ctx.table(...)``, ``ctx.figure(...)``.
-The context records which prompt files and backbones the notebook used, so each artefact it saves
-carries its provenance into the paper index.
+The context records which prompt files the notebook's code read (every prompt loader reports to it:
+:func:`shopbench.paths.record_prompts_with`) and which backbones it used, keeps them for the notebooks
+that read this one's data (:mod:`shopbench.report.provenance`), and so each artefact it saves carries
+its provenance, its upstream notebooks' included, into the paper index (issue 25 item 5).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Profile, claim_outputs, load_profile
-from .paths import default_cache_dir, read_prompt
+from .paths import default_cache_dir, read_prompt, read_prompt_file, record_prompts_with, strip_header
 from .profiles import ProfileParams, as_plain
 from .report.artifacts import Provenance, git_commit, now_iso, save_figure, save_table
 
@@ -126,17 +128,40 @@ class RunContext:
         return self._gateway
 
     def use_backbones(self, names) -> None:
+        before = len(self.backbones_used)
         self.backbones_used.update(names)
+        if len(self.backbones_used) != before:
+            self._save_inputs()
 
     # ---- prompts -----------------------------------------------------------------------------
     def prompt(self, name: str) -> Prompt:
         text = read_prompt(name, f"notebook {self.notebook}")
         sha = hashlib.sha256(text.encode()).hexdigest()
-        self.prompts_used[name] = sha
+        self.saw_prompt(name, sha)  # also when another context is the current recorder
         return Prompt(name, text, sha)
+
+    def prompt_file(self, path: str | Path, needed_by: str | None = None) -> Prompt:
+        """A prompt file named by a profile key (``padme.evaluator_prompt``; resolved by
+        :func:`shopbench.paths.prompt_file`), header stripped; its hash goes into the provenance."""
+        name, text, sha = read_prompt_file(path, needed_by or f"notebook {self.notebook}")
+        self.saw_prompt(name, sha)
+        return Prompt(name, strip_header(text), sha)
+
+    def saw_prompt(self, name: str, sha256: str) -> None:
+        """Record a prompt read by any loader while this context is the current one."""
+        if self.prompts_used.get(name) != sha256:
+            self.prompts_used[name] = sha256
+            self._save_inputs()
+
+    def _save_inputs(self) -> None:
+        from .report.provenance import record_inputs
+
+        record_inputs(self.paper_dir, self.notebook, self.prompts_used, self.backbones_used, now_iso())
 
     # ---- reporting ---------------------------------------------------------------------------
     def provenance(self) -> Provenance:
+        from .report.provenance import upstream_inputs
+
         if self._commit is None:
             self._commit = os.environ.get("SHOPBENCH_GIT_COMMIT") or git_commit()
         return Provenance(
@@ -148,6 +173,7 @@ class RunContext:
             backbones=sorted(self.backbones_used),
             git_commit=self._commit,
             date=now_iso(),
+            upstream=upstream_inputs(self.paper_dir, self.notebook),
         )
 
     def table(self, df, name: str, caption: str, *, evidence, why: str = "", **kw):
@@ -202,4 +228,6 @@ def start(profile: str | Path = "smoke", notebook: str = "notebook") -> RunConte
     ctx = RunContext(prof, notebook)
     (ctx.out / "calls").mkdir(parents=True, exist_ok=True)
     ctx.paper_dir.mkdir(parents=True, exist_ok=True)
+    ctx._save_inputs()  # this run's record replaces the notebook's last one
+    record_prompts_with(ctx.saw_prompt)  # every prompt read from now on is this notebook's
     return ctx

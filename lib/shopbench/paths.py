@@ -8,7 +8,10 @@ prompt is asked for.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import string
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import InputError
@@ -62,8 +65,94 @@ def prompt_path(stem: str, needed_by: str = "this step") -> Path:
 
 
 def read_prompt(stem: str, needed_by: str = "this step") -> str:
-    """The prompt file's full text, header comments included (what provenance hashes)."""
-    return prompt_path(stem, needed_by).read_text(encoding="utf-8")
+    """The prompt file's full text, header comments included (what provenance hashes); the read is
+    reported to the run's recorder (:func:`record_prompts_with`)."""
+    text = prompt_path(stem, needed_by).read_text(encoding="utf-8")
+    note_prompt(stem, hashlib.sha256(text.encode()).hexdigest())
+    return text
+
+
+# ---- which prompts a run read (issue 25 item 5) -----------------------------------------------------
+_RECORDER: Callable[[str, str], None] | None = None
+
+
+def record_prompts_with(recorder: Callable[[str, str], None] | None) -> Callable[[str, str], None] | None:
+    """Send every prompt read from now on (``recorder(name, sha256)``) to ``recorder``; returns the
+    one it replaces. A notebook's run context registers itself here (:func:`shopbench.context.start`),
+    so its provenance lists the prompts the notebook's code actually loaded, whichever loader read
+    them (issue 25 item 5), not a hand-kept list."""
+    global _RECORDER
+    previous, _RECORDER = _RECORDER, recorder
+    return previous
+
+
+def note_prompt(name: str, sha256: str) -> None:
+    """Report one prompt read (its name and the sha256 of the file's full text) to the recorder."""
+    if _RECORDER is not None:
+        _RECORDER(name, sha256)
+
+
+def prompt_file(value: str | Path) -> Path:
+    """A profile's prompt-file setting as a path (issue 25 item 5): absolute as given; ``prompts/...``
+    inside the prompts folder (so ``$SHOPBENCH_PROMPTS_DIR``, when set, overrides where the default
+    files are read from); any other relative path relative to the repository root."""
+    p = Path(value).expanduser()
+    if p.is_absolute():
+        return p
+    if p.parts and p.parts[0] == "prompts":
+        return prompts_dir().joinpath(*p.parts[1:])
+    return ROOT / p
+
+
+def prompt_name(path: Path) -> str:
+    """How provenance names a prompt file: its stem inside the prompts folder, else its path (relative
+    to the repository when it is inside it)."""
+    path = Path(path)
+    try:
+        if path.resolve().parent == prompts_dir().resolve() and path.suffix == ".txt":
+            return path.stem
+        return str(path.resolve().relative_to(ROOT.resolve()))
+    except (OSError, ValueError):
+        return str(path)
+
+
+def read_prompt_file(path: str | Path, needed_by: str = "this step") -> tuple[str, str, str]:
+    """``(name, full text, sha256)`` of a prompt file named by a profile key (:func:`prompt_file`);
+    the read is recorded like :func:`read_prompt`'s. A missing file is a :class:`PromptNotFound`."""
+    path = prompt_file(path)
+    if not path.is_file():
+        raise PromptNotFound(f"no prompt file {path}; {needed_by} needs it", file=path,
+                             fix="give an existing file (absolute, or relative to the repository root)")  # fmt: skip
+    text = path.read_text(encoding="utf-8")
+    name, sha = prompt_name(path), hashlib.sha256(text.encode()).hexdigest()
+    note_prompt(name, sha)
+    return name, text, sha
+
+
+def placeholders(template: str) -> set[str]:
+    """The ``{slot}`` names a template (header stripped) fills with ``str.format``; a ``ValueError``
+    for a malformed template (a lone ``{`` or ``}``)."""
+    return {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def check_placeholders(template: str, required: Iterable[str]) -> str | None:
+    """What is wrong with ``template`` for a step that fills exactly ``required`` (None: nothing):
+    a required slot it lacks, a slot nobody fills, or a malformed brace."""
+    required = set(required)
+    try:
+        have = placeholders(template)
+    except ValueError as e:
+        return f"is not a valid template ({e}; write literal braces as {{{{ and }}}})"
+    problems = []
+    if required - have:
+        problems.append(
+            f"lacks the placeholder(s) {', '.join('{' + s + '}' for s in sorted(required - have))}"
+        )
+    if have - required:
+        problems.append(
+            f"has placeholder(s) nothing fills: {', '.join('{' + s + '}' for s in sorted(have - required))}"
+        )
+    return " and ".join(problems) or None
 
 
 def strip_header(text: str) -> str:

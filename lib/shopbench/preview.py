@@ -509,11 +509,15 @@ class _Builder:
     def _trajectory_tokens(self) -> tuple[float, str]:
         from .padme.criteria import load_criteria
         from .padme.evaluators import evaluator_messages
+        from .paths import prompt_file, strip_header
 
         try:
             rollouts = self._recorded()[:SAMPLE_RECORDS]
             crit = load_criteria(None)[0]
-            prompts = [evaluator_messages(r, crit) for r in rollouts]
+            template = strip_header(
+                prompt_file(self.params.padme.evaluator_prompt).read_text(encoding="utf-8")
+            )
+            prompts = [evaluator_messages(r, crit, template) for r in rollouts]  # the profile's H.5 prompt
             sizes = [count_tokens(m) for m in prompts]
             self.trajectory_prefix = prefix_tokens(prompts)
         except Exception:  # noqa: BLE001 - absent or unreadable: a documented default

@@ -4,8 +4,8 @@ Every judge prompt file starts with ``#`` header comments (what is verbatim from
 is reconstructed); :func:`shopbench.paths.strip_header` removes them (and one blank line) before
 rendering. The file is read when a judge first needs it (never at import), from
 :data:`shopbench.paths.PROMPTS_DIR` as it is at that moment, and re-read when it changes on disk.
-With a run context the file is read through ``ctx.prompt`` so the notebook's provenance records
-its hash.
+Every read (cached or not) is reported to the run's prompt recorder
+(:func:`shopbench.paths.note_prompt`), so the notebook's provenance lists it (issue 25 item 5).
 """
 
 from __future__ import annotations
@@ -41,4 +41,5 @@ def load_template(stem: str, ctx=None, needed_by: str = "this judge") -> Prompt:
         raise FileNotFoundError(f"no prompt file {path}; {needed_by} needs prompts/{stem}.txt "
                                 f"(similar prompts: {', '.join(known) or 'none'})")  # fmt: skip
     text, sha = _read(path)
+    paths.note_prompt(stem, sha)
     return Prompt(stem, paths.strip_header(text), sha)

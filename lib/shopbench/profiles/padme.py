@@ -6,6 +6,8 @@ builders (``shopbench.padme.experiment``, ``evaluators_from_profile``) receive t
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, Tag, field_validator
@@ -13,6 +15,35 @@ from pydantic import BaseModel, Discriminator, Field, Tag, field_validator
 from ._base import Count, Fraction, Name, NonNegativeFloat, PositiveInt, Section
 
 SCRIPTED = "scripted"
+EVALUATOR_PROMPT = "prompts/padme_evaluator.txt"
+"""The default of ``padme.evaluator_prompt``: the H.5 prompt shipped in ``prompts/``."""
+EVALUATOR_USER = "the PADMÉ evaluator (notebook 50)"
+EVALUATOR_PROMPT_SLOTS = ("criterion_name", "criterion_description", "prompt", "response")
+"""The placeholders an evaluator prompt must have, and the only ones it may have: what
+:class:`shopbench.padme.evaluators.EvaluatorJudgeSpec` fills (``slots``)."""
+
+
+def check_prompt_file(value: str, required: tuple[str, ...], user: str) -> str:
+    """A profile's prompt-file setting, checked when the profile loads (issue 25 item 5): the file
+    exists (resolved by :func:`shopbench.paths.prompt_file`) and, header comments aside, has exactly
+    the ``required`` placeholders; else a ``ValueError`` worded "problem; fix" naming the file."""
+    from ..paths import PROMPTS_ENV, check_placeholders, prompt_file, strip_header
+
+    path = prompt_file(value)
+    env = os.environ.get(PROMPTS_ENV)
+    via = f" (prompts/ is ${PROMPTS_ENV}={env})" if env and Path(value).parts[:1] == ("prompts",) else ""
+    if not path.is_file():
+        raise ValueError(f"no prompt file {path}{via}; give an existing file, absolute or relative to the "
+                         f"repository root (the default is {EVALUATOR_PROMPT})")  # fmt: skip
+    try:
+        text = strip_header(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read the prompt file {path}: {e}; give a UTF-8 text file") from None
+    problem = check_placeholders(text, required)
+    if problem:
+        raise ValueError(f"the prompt file {path}{via} {problem}; {user} fills exactly "
+                         f"{', '.join('{' + s + '}' for s in required)} (see {EVALUATOR_PROMPT})")  # fmt: skip
+    return value
 
 
 def check_agent_list(models: list[str] | tuple[str, ...]) -> list[str]:
@@ -204,7 +235,18 @@ class PadmeParams(Section):
     llm_recorded_budget_min: NonNegativeFloat | None = None  # per LM evaluator, recorded reward pairs
     llm_filter_judges: list[FilterAuditSpec] = []  # LLM filter judges as one more cascade stage (notebook 40)
     evaluator_max_tokens: PositiveInt = 512
+    # the H.5 evaluator prompt of notebook 50 (issue 25 item 5): absolute, or relative to the repository
+    # root; prompts/... is read from $SHOPBENCH_PROMPTS_DIR when that is set (the variable overrides
+    # the folder); checked when the profile loads
+    evaluator_prompt: Name = EVALUATOR_PROMPT
     n_boot: PositiveInt = 1000
+
+    @field_validator("evaluator_prompt")
+    @classmethod
+    def _evaluator_prompt(cls, v: str) -> str:
+        # a value the file sets; the default, moved by $SHOPBENCH_PROMPTS_DIR, is checked by
+        # shopbench.config.load_profile (a wheel without a checkout loads profiles with no prompts/)
+        return check_prompt_file(v, EVALUATOR_PROMPT_SLOTS, EVALUATOR_USER)
 
     @field_validator("agent")
     @classmethod

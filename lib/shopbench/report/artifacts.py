@@ -7,6 +7,7 @@ import json
 import math
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 @dataclass
 class Provenance:
-    """What produced an artefact: enough to rebuild it."""
+    """What produced an artefact: enough to rebuild it. ``prompts`` and ``backbones``: what its own
+    notebook read and used; ``upstream``: the same for each notebook it reads from, transitively
+    (``{notebook: {"prompts": {...}, "backbones": [...]}}``, None for one with no record; issue 25
+    item 5, :mod:`.provenance`)."""
 
     notebook: str
     profile: str
@@ -33,6 +37,7 @@ class Provenance:
     backbones: list[str] = field(default_factory=list)
     git_commit: str = ""
     date: str = ""
+    upstream: dict[str, dict | None] = field(default_factory=dict)
 
 
 def git_commit() -> str:
@@ -76,15 +81,19 @@ def _register(paper_dir: Path, record: dict) -> dict:
 
 def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: Provenance,
                float_format: str = "%.3f", *, evidence=None, why: str = "", n: int | None = None,
-               partial: dict | None = None) -> dict:  # fmt: skip
+               partial: dict | None = None, key: Sequence[str] | None = None) -> dict:  # fmt: skip
     """Write ``<name>.csv``, ``.md`` and ``.tex`` under ``paper_dir/tables`` and register them.
 
     ``evidence`` is required (:mod:`.evidence`): a kind, ``per_row(<producer column>)``, ``"mixed"``
     with an ``evidence`` column, or a ``{column: kind}`` mapping. The caption carries it. The CSV
     keeps every value; the Markdown and LaTeX show missing values as "–", integral counts as
-    integers, and leave out all-empty rows and columns, saying so in the caption (issue 16 §3)."""
+    integers, and leave out all-empty rows and columns, saying so in the caption (issue 16 §3).
+
+    ``key``: the columns (or index levels) that identify a row (``["backbone", "protocol"]``); stored
+    in the registry, so ``python -m shopbench.report.diff`` matches rows by them (issue 25 item 7)."""
     _check_name(name)
     ev, df = resolve_evidence(evidence, name, df, why)
+    key = _check_key(df, name, key)
     paper_dir = Path(paper_dir)
     out = paper_dir / "tables"
     out.mkdir(parents=True, exist_ok=True)
@@ -102,8 +111,24 @@ def save_table(df, name: str, caption: str, paper_dir: str | Path, provenance: P
     files = {ext: f"tables/{name}.{ext}" for ext in ("csv", "md", "tex")}
     rec = {"kind": "table", "name": name, "caption": full_caption, "files": files, "rows": len(df),
            "n": len(df) if n is None else int(n), **ev.as_dict(), **_fixed(evidence), "partial": partial,
+           **({"key": key} if key else {}),
            **asdict(provenance), "date": provenance.date or now_iso()}  # fmt: skip
     return _register(paper_dir, rec)
+
+
+def _check_key(df, name: str, key: Sequence[str] | str | None) -> list[str]:
+    """``key`` as a list of the CSV's column names; a name that is neither a column nor a named index
+    level is a ``ValueError`` (a notebook's mistake, caught when it saves the table)."""
+    if not key:
+        return []
+    cols = [key] if isinstance(key, str) else [str(k) for k in key]
+    have = [str(c) for c in df.columns] + [str(n) for n in df.index.names if n is not None]
+    missing = [c for c in cols if c not in have]
+    if missing:
+        raise ValueError(
+            f"table {name!r}: key column(s) {missing} are not columns of the table; it has {have}"
+        )
+    return cols
 
 
 def save_figure(fig, name: str, caption: str, paper_dir: str | Path, provenance: Provenance, dpi: int = 150, *,

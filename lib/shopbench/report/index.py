@@ -1,5 +1,6 @@
 """The paper index: every table and figure with its evidence kind (issue 13 §1), the notebook,
-parameters, prompts, backbones, git commit and date that produced it, plus the run summary
+parameters, prompts, backbones, git commit and date that produced it (the prompts and backbones of
+the notebooks it reads from included, issue 25 item 5: :mod:`.provenance`), plus the run summary
 (``run.json``); ``index.json`` is the machine-readable copy (one entry per artefact)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import markdown
 
+from . import provenance
 from .artifacts import read_artifacts
 from .evidence import KINDS, audit
 
@@ -62,7 +64,8 @@ def _entry(a: dict) -> dict:
     return {"name": a["name"], "notebook": a["notebook"], "kind": a["kind"], "evidence": a.get("evidence"),
             "evidence_why": a.get("evidence_why", ""), "evidence_rows": a.get("evidence_rows") or {},
             "evidence_parts": a.get("evidence_parts") or {}, "n": a.get("n", a.get("rows")),
-            "backbones": a.get("backbones") or [], "files": a["files"], "caption": a["caption"],
+            "backbones": provenance.all_backbones(a), "prompts": provenance.all_prompts(a),
+            "files": a["files"], "caption": a["caption"],
             "partial": a.get("partial"), **({"rehearsal": True} if a.get("rehearsal") else {})}  # fmt: skip
 
 
@@ -136,7 +139,6 @@ def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, P
         lines += [f"### {nb}", ""]
         for a in by_nb[nb]:
             links = " · ".join(f"[{ext}]({p})" for ext, p in a["files"].items())
-            prompts = ", ".join(f"`{k}` {v[:10]}" for k, v in sorted(a.get("prompts", {}).items())) or "none"
             lines += [
                 f"#### {a['kind'].title()} `{a['name']}` · {a.get('evidence') or 'no evidence kind'}",
                 "",
@@ -144,8 +146,9 @@ def build_index(paper_dir: str | Path, run: dict | None = None) -> tuple[Path, P
                 "",
                 f"- files: {links}",
                 f"- notebook `{a['notebook']}`; params `{a['params_file']}` sha256 `{a['params_sha256'][:12]}`; "
-                f"prompts: {prompts}",
-                f"- backbones: {', '.join(a.get('backbones') or []) or 'none'}; git `{a['git_commit']}`; {a['date']}",
+                f"git `{a['git_commit']}`; {a['date']}",
+                *provenance.markdown_lines(a),  # its prompts and backbones, upstream notebooks' included
+                f"- backbones it rests on: {', '.join(provenance.all_backbones(a)) or 'none'}",
                 "",
             ]
             if a["kind"] == "figure":
