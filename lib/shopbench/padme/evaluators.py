@@ -13,7 +13,8 @@ and human annotators". The preference and its statistics are in :mod:`shopbench.
 run) and returns one row per (evaluator, rollout, run): ``score`` in [0, 1] or NaN, ``status``
 ("ok" / "parse_error" / "error"), ``parse_error``, ``reasoning``, tokens, cost and ``cache_hit``.
 
-* **LM evaluators** (any gateway backbone): the H.5 prompt (``prompts/padme_evaluator.txt``) with
+* **LM evaluators** (any gateway backbone): the H.5 prompt (``prompts/padme_evaluator.txt``, or the
+  profile's ``padme.evaluator_prompt``, passed as ``template``; issue 25 item 5) with
   the criterion name and description, the reference documents (:func:`reference_documents`: the
   agent's system prompt *with the H.3 ``<behaviour>`` steering block removed* — the evaluator must
   never see the steering instruction — and its tools) and the trajectory rendered as numbered turns
