@@ -138,3 +138,57 @@ def test_subjects_without_answer_from_the_call_logs(swept):
     dead = bad[("hs", "openai/dead")]
     assert dead.call_error == dead.planned and "500" in dead.top(3)[0][0]
     assert EXIT_NO_ANSWER == 3
+
+
+# ---- the runner's exit code -------------------------------------------------------------------------------
+@pytest.fixture
+def one_step_pipeline(tmp_path, outputs, monkeypatch, server):
+    """A one-notebook pipeline whose "notebook" runs a real gateway sweep against the fake server: model
+    ``dead`` answers HTTP 500, ``fine`` answers; ``models`` says which ones the step calls."""
+    from shopbench import pipeline
+    from shopbench.llm import Call
+
+    nb = tmp_path / "nb"
+    nb.mkdir()
+    (nb / "a.ipynb").write_text("{}")
+    monkeypatch.setattr(pipeline, "NOTEBOOKS_DIR", nb)
+    monkeypatch.setattr(pipeline, "load_pipeline", lambda: [pipeline.Step("a")])
+    monkeypatch.setattr(
+        pipeline, "build_index", lambda paper, summary: (paper / "index.md", paper / "index.html")
+    )
+    monkeypatch.setattr(pipeline, "audit_index", lambda paper: [])
+    server.script = _script(set())
+    models = ["fine", "dead"]
+
+    def fake_run(step, profile, out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        root = out_dir.parent
+        (root / "paper").mkdir(parents=True, exist_ok=True)
+        gw = Gateway(cache_dir=tmp_path / "cache", log_dir=root / "calls", progress=False, max_retries=0)
+        calls = [Call(f"{m}|{i}", f"openai/{m}", [{"role": "user", "content": f"q{i}"}], api_base=server.api_base)
+                 for m in models for i in range(5)]  # fmt: skip
+        gw.run(calls, "a/sweep")
+
+    monkeypatch.setattr(pipeline, "run_notebook", fake_run)
+    yield pipeline, models
+    server.script = None
+
+
+def test_pipeline_exits_3_naming_a_subject_without_usable_answer(one_step_pipeline, capsys, outputs):
+    pipeline, _ = one_step_pipeline
+    assert pipeline.run("smoke", preview=False) == EXIT_NO_ANSWER
+    out, err = capsys.readouterr()
+    assert "NO USABLE ANSWER from openai/dead in a/sweep: 5 of 5 calls failed" in err
+    assert "5 x " in err and "500" in err  # the most frequent error, with its count
+    assert "openai/fine" not in err
+    last = [ln for ln in out.splitlines() if "calls (" in ln][-1]
+    assert "10 calls (5 ok, 0 parse failures, 5 call errors)" in last
+    run = json.loads((outputs / "smoke" / "paper" / "run.json").read_text())
+    assert [(s["model"], s["call_errors"]) for s in run["no_answer_subjects"]] == [("openai/dead", 5)]
+
+
+def test_pipeline_exits_0_when_every_subject_answered(one_step_pipeline, capsys):
+    pipeline, models = one_step_pipeline
+    models.remove("dead")
+    assert pipeline.run("smoke", preview=False) == 0
+    assert "NO USABLE ANSWER" not in capsys.readouterr().err
