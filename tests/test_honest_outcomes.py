@@ -192,3 +192,43 @@ def test_pipeline_exits_0_when_every_subject_answered(one_step_pipeline, capsys)
     models.remove("dead")
     assert pipeline.run("smoke", preview=False) == 0
     assert "NO USABLE ANSWER" not in capsys.readouterr().err
+
+
+# ---- PADMÉ evaluators ---------------------------------------------------------------------------------------
+def test_padme_evaluator_call_errors_are_excluded_and_no_answer_has_no_numbers():
+    from shopbench.metrics.meta_eval import accuracy_by, evaluator_summary, pair_outcomes
+
+    pairs = pd.DataFrame({"pair_id": ["p1", "p2", "p3", "p4"], "worse_id": ["a-", "b-", "c-", "d-"],
+                          "better_id": ["a+", "b+", "c+", "d+"], "criterion": "friendliness",
+                          "domain": "retail"})  # fmt: skip
+    ids = ["a-", "a+", "b-", "b+", "c-", "c+", "d-", "d+"]
+    good = {"a-": 0.2, "a+": 0.8, "b-": 0.3, "b+": 0.9, "c-": 0.1, "c+": 0.7, "d-": 0.9, "d+": 0.1}
+    rows = []
+    for run in (0, 1):
+        for k in ids:
+            rows.append({"evaluator": "fine", "rollout_id": k, "run": run, "score": good[k], "status": "ok",
+                         "error": None, "parse_error": None})  # fmt: skip
+            rows.append({"evaluator": "dead", "rollout_id": k, "run": run, "score": np.nan, "status": "error",
+                         "error": "HTTP 500: Input should be 'text' or 'json_object'", "parse_error": None})  # fmt: skip
+            failed = k[0] in "cd"  # half: the calls of pairs p3, p4 failed
+            rows.append({"evaluator": "half", "rollout_id": k, "run": run, "score": np.nan if failed else good[k],
+                         "status": "error" if failed else "ok", "error": "Timeout" if failed else None,
+                         "parse_error": None})  # fmt: skip
+    scores = pd.DataFrame(rows).assign(criterion="friendliness")
+    out = pair_outcomes(pairs, scores)
+    s = evaluator_summary(out, scores, n_boot=20)
+    dead = s.loc["dead"]
+    assert dead.n_used == 0 and dead.n_planned == 8 and dead.n_call_error == 8 and dead.outcome == NO_ANSWER
+    assert np.isnan(dead.accuracy) and np.isnan(dead.leniency) and np.isnan(dead.tie_rate)  # not 0.00
+    assert dead.outcome_note.startswith("no usable answer: 8 of 8 calls failed (HTTP 500")
+    half = s.loc["half"]  # scored on p1, p2 only: both correct, where counting failures would give 0.5
+    assert half.n_used == 4 and half.n_call_error == 4 and half.outcome == "partial" and half.accuracy == 1.0
+    assert s.loc["fine", "accuracy"] == 0.75 and s.loc["fine", "outcome"] == "ok"
+    by = accuracy_by(out, by=["domain"], n_boot=10).set_index("evaluator")
+    assert by.loc["half", "accuracy"] == 1.0 and np.isnan(by.loc["dead", "accuracy"])
+    ev, df = E.resolve(E.per_row("evaluator"), "padme_tab3_evaluators", s.reset_index())
+    assert dict(zip(df.evaluator, df[E.EVIDENCE_COLUMN], strict=True)) == {
+        "fine": E.MEASURED,
+        "half": E.MEASURED,
+        "dead": E.NO_ANSWER,
+    }
