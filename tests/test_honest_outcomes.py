@@ -232,3 +232,26 @@ def test_padme_evaluator_call_errors_are_excluded_and_no_answer_has_no_numbers()
         "half": E.MEASURED,
         "dead": E.NO_ANSWER,
     }
+
+
+def test_shop_llm_agent_row_counts_its_calls_by_kind():
+    from shopbench.shopsim.reporting import llm_agent_table
+
+    class Logs:  # the agent's call log: every call failed
+        def log(self, run_id):
+            return pd.DataFrame([{"status": "error", "error": "HTTP 400: context window 2048 exceeded",
+                                  "parse_error": None, "model_latency_s": None}] * 4)  # fmt: skip
+
+    st = {
+        "agent": "llm:smol",
+        "done": 2,
+        "planned": 2,
+        "budget_s": None,
+        "spent_s": 1.0,
+        "stopped_by_budget": False,
+    }
+    tab = llm_agent_table([], [st], Logs(), {"llm:smol": "80/agent/smol"}, n_boot=10).iloc[0]
+    assert tab.n_used == 0 and tab.n_call_error == 4 and tab.outcome == NO_ANSWER and np.isnan(tab.exact_cart)
+    assert "4 of 4 calls failed (HTTP 400" in tab.outcome_note
+    ev, df = E.resolve(E.per_row("agent"), "shop_llm_agents", pd.DataFrame([tab]))
+    assert list(df[E.EVIDENCE_COLUMN]) == [E.NO_ANSWER]
