@@ -437,7 +437,9 @@ def test_llm_evaluators_through_the_gateway(tmp_path):
         {"pair_id": ["p"], "worse_id": ["c"], "better_id": ["w"], "criterion": ["friendliness"]}
     )
     s = evaluator_summary(pair_outcomes(pairs, df), df, n_boot=10)
-    assert s.loc["oor", "accuracy"] == 0 and math.isnan(s.loc["oor", "accuracy_parsed"])
+    # issue 25: an evaluator with no parseable answer has no numbers, only its counts
+    assert math.isnan(s.loc["oor", "accuracy"]) and math.isnan(s.loc["oor", "accuracy_parsed"])
+    assert s.loc["oor", "outcome"] == "no-answer" and s.loc["oor", "n_parse_failure"] == 2
     assert s.loc["local/echo", "parse_failure_rate"] == 1.0
 
 

@@ -10,6 +10,14 @@ with the reason, instead of running into a second, misleading error. A notebook 
 change since its last successful run is not re-executed (:mod:`shopbench.uptodate`; ``--rerun``
 re-executes everything). A user error (unknown profile,
 bad key or value, missing input) prints one message and exits 2, with no traceback.
+
+Exit codes of ``run``: 0 everything ran; 1 a notebook failed or was skipped, a promised artefact is
+missing, or the evidence audit found a problem; 2 a user error; 3
+(:data:`~shopbench.llm.outcomes.EXIT_NO_ANSWER`) the notebooks ran but a subject under test (a model
+within one sweep of the run's call logs) produced no usable answer: every call failed or every answer
+broke its contract (issue 25 item 3). The subject, its counts and its three most frequent errors are
+printed; its table rows have no numbers and are labelled ``no-answer``. The last line counts the calls
+by kind: ok, parse failures, call errors.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import yaml
 from .config import claim_outputs, load_profile
 from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
+from .llm.outcomes import EXIT_NO_ANSWER, count_line, no_answer_subjects
 from .paths import NOTEBOOKS_DIR, ROOT
 from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
@@ -90,6 +99,9 @@ def summarize_calls(calls_dir: Path) -> dict:
     rows = read_logs(calls_dir) if calls_dir.exists() else []
     n = len(rows)
     hits = sum(1 for r in rows if r.get("cache_hit"))
+    no_answer = [{"run_id": run_id, "model": model, "calls": t.planned, "call_errors": t.call_error,
+                  "parse_failures": t.parse_failure, "top_errors": t.top(3)}
+                 for (run_id, model), t in no_answer_subjects(rows).items()]  # fmt: skip
     return {
         "calls": n,
         "cache_hits": hits,
@@ -99,6 +111,8 @@ def summarize_calls(calls_dir: Path) -> dict:
         "parse_errors": sum(1 for r in rows if r.get("status") == "parse_error"),
         # the provider's prompt cache beside the gateway's (issue 14 §4)
         "provider_cache": provider_cache(rows),
+        # issue 25 item 3: subjects (a model within one sweep) without a single usable answer
+        "no_answer_subjects": no_answer,
     }
 
 
@@ -282,8 +296,10 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     md, html = build_index(paper, summary)
     kept = sum(1 for nb in nbs if nb["status"] == "up to date")
     rate = summary["cache_hit_rate"]
+    n_ok = summary["calls"] - summary["errors"] - summary["parse_errors"]
     print(f"[{prof.name}] wall {summary['wall_s']:.1f} s (notebooks: {len(nbs) - kept} executed, {kept} up to date); "
-          f"call logs{' (kept from earlier runs for up-to-date notebooks)' if kept else ''}: {summary['calls']} calls, "
+          f"call logs{' (kept from earlier runs for up-to-date notebooks)' if kept else ''}: {summary['calls']} calls "
+          f"({count_line(n_ok, summary['parse_errors'], summary['errors'])}), "
           f"cache hit rate {'n/a' if rate is None else f'{rate:.1%}'}, cost ${summary['cost_usd']:.4f}")  # fmt: skip
     print(f"[{prof.name}] index: {md} and {html}")
     if missing:
@@ -294,7 +310,27 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     problems = audit_index(paper)  # issue 13 §1: every artefact has a kind, no stand-in row is "measured"
     for p in problems:
         print(f"[{prof.name}] evidence: {p}", file=sys.stderr)
-    return 1 if (outcome or missing or problems) else 0
+    report_no_answer(prof.name, summary["no_answer_subjects"])
+    if outcome or missing or problems:
+        return 1
+    return EXIT_NO_ANSWER if summary["no_answer_subjects"] else 0
+
+
+def report_no_answer(profile: str, subjects: list[dict]) -> None:
+    """Print each subject that produced no usable answer, with its three most frequent errors."""
+    for s in subjects:
+        what = (f"{s['call_errors']} of {s['calls']} calls failed" if s["call_errors"] == s["calls"] else
+                f"{s['call_errors']} calls failed, {s['parse_failures']} answers broke the contract")  # fmt: skip
+        if not s["call_errors"]:
+            what = f"{s['parse_failures']} of {s['calls']} answers broke the contract"
+        print(f"[{profile}] NO USABLE ANSWER from {s['model']} in {s['run_id']}: {what}; its rows have no numbers "
+              f"(evidence no-answer). Most frequent:", file=sys.stderr)  # fmt: skip
+        for msg, n in s["top_errors"]:
+            print(f"[{profile}]   {n} x {msg}", file=sys.stderr)
+    if subjects:
+        print(f"[{profile}] exit code {EXIT_NO_ANSWER}: {len(subjects)} subject(s) under test produced no usable "
+              "answer (fix the server or model and rerun the same command; finished calls are cached)",
+              file=sys.stderr)  # fmt: skip
 
 
 def substitutes(prof) -> dict[str, str]:
@@ -318,9 +354,18 @@ def check(profile: str) -> int:
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m shopbench.pipeline", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m shopbench.pipeline",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="execute the pipeline's notebooks with papermill and build the index")
+    r = sub.add_parser("run", help="execute the pipeline's notebooks with papermill and build the index",
+                       description="Execute the notebooks and build the index. Exit codes: 0 ok; 1 a notebook "
+                       "failed, an artefact is missing or the evidence audit found a problem; 2 a user error; "
+                       f"{EXIT_NO_ANSWER} a subject under test (a model in one sweep) produced no usable answer "
+                       "(every call failed or every answer broke its contract); its three most frequent errors "
+                       "are printed.")  # fmt: skip
     r.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
     r.add_argument("--only", nargs="*", help="run only these notebooks (by name)")
     r.add_argument("--keep-logs", action="store_true", help="keep previous call logs and artefact registry")

@@ -324,7 +324,7 @@ def _record(gw, rows: list[dict], log: CallLog, new_rows: dict, tick, by_key) ->
         gw.stats["cache_hits"] += int(r["cache_hit"])
         gw.stats["errors"] += r["status"] == "error"
         gw.stats["parse_errors"] += r["status"] == "parse_error"
-    tick(len(rows))
+    tick(len(rows), rows)
 
 
 def _log_errors(gw, run_id, calls, err, log, new_rows, tick) -> None:

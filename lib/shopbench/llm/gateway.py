@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, overload
@@ -420,15 +420,17 @@ class Gateway:
         new_rows: dict[tuple[str, str], dict] = {}
         bar = tqdm(total=len(calls), desc=desc or run_id, disable=not self.progress, unit="call",
                    initial=len(done), mininterval=0.5)  # fmt: skip
-        counts = {"hits": 0, "fail": 0}
+        # issue 25 item 3: the bar counts answers by kind (ok / parse failure / call error), not only hits
+        counts = {"hits": 0, "fail": 0, "ok": 0, "parse": 0}
 
-        def tick(n: int = 1) -> None:
+        def tick(n: int = 1, rows: Sequence[Mapping[str, Any]] = ()) -> None:
+            for r in rows:  # rows recorded elsewhere (provider batches): count them by kind here
+                counts[{"ok": "ok", "error": "fail"}.get(r.get("status"), "parse")] += 1
             if bar.disable:
                 return
             bar.update(n)
-            bar.set_postfix(
-                hits=counts["hits"], fail=counts["fail"], cost=f"${self.spent_usd:.4f}", refresh=False
-            )
+            bar.set_postfix(ok=counts["ok"], parse_fail=counts["parse"], call_err=counts["fail"],
+                            hits=counts["hits"], cost=f"${self.spent_usd:.4f}", refresh=False)  # fmt: skip
 
         hit_rows = []
         reconciled: set[str] = set()
@@ -454,6 +456,7 @@ class Gateway:
                                     redaction=redaction)  # fmt: skip
                     counts["hits"] += 1
                 hit_rows.append(row)
+                counts["ok" if row["status"] == "ok" else "parse"] += 1  # errors are never cached
                 new_rows[(c.item_id, c.key)] = row
         log.append(hit_rows)
         self.stats["cache_hits"] += counts["hits"]
@@ -514,7 +517,10 @@ class Gateway:
                 counts["fail"] += 1
                 self.stats["errors"] += 1
             elif row["status"] == "parse_error":
+                counts["parse"] += 1
                 self.stats["parse_errors"] += 1
+            else:
+                counts["ok"] += 1
             if row["cache_hit"]:
                 counts["hits"] += 1
             tick()

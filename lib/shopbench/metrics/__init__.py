@@ -16,7 +16,8 @@ from .._lazy import lazy_exports
 
 _PACE = [
     "BY", "LOCATIONS", "NATIVE_TARGETS", "SWAP_AXES", "METRICS", "MetricSpec", "metric", "compose", "evaluate",
-    "prepare", "native_targets_of", "location_field", "scenario_rows", "select_s0_subset",
+    "prepare", "usable", "outcome_table", "with_outcomes", "native_targets_of", "location_field", "scenario_rows",
+    "select_s0_subset",
     "s0_balanced_accuracy", "s1_pjc", "s2_j_strict", "s3_j_harmonic", "s4_j_strict", "pace_score", "lift",
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",

@@ -15,6 +15,11 @@ or ``mixed``.
   whose answers are schema-sampled: it proves the code path, not the numbers. In a rehearsal every
   artefact or row that would be ``measured`` is ``rehearsal`` instead (:func:`as_rehearsal`), the
   registry records ``rehearsal: true`` and :func:`audit` refuses ``measured`` anywhere in it.
+- ``no-answer``: the row's producer gave no usable answer (every call failed, or every answer broke
+  its contract; issue 25 item 3): the row holds its counts (``n_used`` of ``n_planned``, call errors,
+  parse failures) and says why in ``outcome_note``, and has no numbers. A per-row table marks such
+  rows from their ``outcome`` column (:mod:`shopbench.llm.outcomes`); :func:`audit` refuses a
+  ``measured`` row whose ``n_used`` is 0.
 - ``mixed``: a table holding several kinds, with the kind of each row in the column
   :data:`EVIDENCE_COLUMN` (or, for a table whose *columns* differ in kind, e.g. "ours" beside "paper",
   the kind of each column).
@@ -33,11 +38,14 @@ from typing import Any
 
 MEASURED, KNOWN, REFERENCE, MIXED = "measured", "known-answer", "reference", "mixed"
 REHEARSAL = "rehearsal"
-KINDS = (MEASURED, KNOWN, REFERENCE, MIXED, REHEARSAL)
+NO_ANSWER = "no-answer"  # issue 25 item 3: the producer gave no usable answer; the row has no numbers
+KINDS = (MEASURED, KNOWN, REFERENCE, MIXED, REHEARSAL, NO_ANSWER)
+OUTCOME_COLUMN = "outcome"  # shopbench.llm.outcomes: "ok" | "partial" | "no-answer"
 REHEARSAL_ENV = "SHOPBENCH_REHEARSAL_SERVER"  # set by shopbench.rehearsal.serving for the run's processes
 REHEARSAL_WHY = ("rehearsal against the local provider server (schema-sampled answers through the real "
                  "provider code paths): proves the code path, not the numbers")  # fmt: skip
 BASE_KINDS = (MEASURED, KNOWN, REFERENCE)
+ROW_KINDS = (*BASE_KINDS, NO_ANSWER)  # the kinds a per-row column may hold
 EVIDENCE_COLUMN = "evidence"
 
 
@@ -310,6 +318,10 @@ def _resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence
             raise EvidenceError(f"{where}: per-row evidence needs a table")
         values = _values(df, evidence.column)
         kinds = [evidence.kind_of(v) for v in values]
+        if OUTCOME_COLUMN in df.columns:  # a producer with no usable answer: its row is no finding
+            kinds = [
+                NO_ANSWER if o == NO_ANSWER else k for k, o in zip(kinds, df[OUTCOME_COLUMN], strict=True)
+            ]
         df = df.copy()
         df[EVIDENCE_COLUMN] = kinds
         evidence, why = MIXED, why or evidence.why or describe(values)
@@ -332,7 +344,7 @@ def _resolve(evidence: Any, name: str, df=None, why: str = "") -> tuple[Evidence
                                 "(or evidence=per_row(<producer column>), or a {column: kind} mapping)")  # fmt: skip
         rows: dict[str, int] = {}
         for i, k in enumerate(df[EVIDENCE_COLUMN]):
-            _check_kind(k, f"{where} row {i}", BASE_KINDS)
+            _check_kind(k, f"{where} row {i}", ROW_KINDS)
             rows[k] = rows.get(k, 0) + 1
         kind = next(iter(rows)) if len(rows) == 1 else MIXED
         if not rows:  # an empty table: nothing to be mixed
@@ -383,6 +395,7 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
         if df is None:
             continue
         row_kinds = list(df[EVIDENCE_COLUMN]) if EVIDENCE_COLUMN in df.columns else [kind] * len(df)
+        problems += _no_answer_problems(where, df, row_kinds)
         for col in [c for c in df.columns if str(c).lower() in PRODUCER_COLUMNS]:
             for i, (producer, rk) in enumerate(zip(df[col], row_kinds, strict=True)):
                 if str(producer).strip() in NO_PRODUCER:
@@ -394,7 +407,27 @@ def audit(artifacts: Iterable[Mapping], read_table: Callable[[Mapping], Any] | N
     return problems
 
 
-__all__ = ["BASE_KINDS", "EVIDENCE_COLUMN", "Evidence", "EvidenceError", "KINDS", "KNOWN", "KNOWN_ANSWER_PREFIXES",
+def _no_answer_problems(where: str, df, row_kinds: list) -> list[str]:
+    """Rows labelled ``measured`` that rest on no usable answer (``n_used`` 0, or outcome
+    ``no-answer``): a failed call must never read as a result (issue 25 item 3)."""
+    out = []
+    used = list(df["n_used"]) if "n_used" in df.columns else [None] * len(df)
+    outcome = list(df[OUTCOME_COLUMN]) if OUTCOME_COLUMN in df.columns else [None] * len(df)
+    for i, (rk, n, o) in enumerate(zip(row_kinds, used, outcome, strict=True)):
+        if rk != MEASURED:
+            continue
+        try:
+            zero = n is not None and float(n) == 0
+        except (TypeError, ValueError):
+            zero = False
+        if zero or o == NO_ANSWER:
+            what = "n_used 0" if zero else "outcome no-answer"
+            out.append(f"{where} row {i}: labelled measured but rests on no usable answer ({what}); "
+                       f"its kind must be {NO_ANSWER}")  # fmt: skip
+    return out
+
+
+__all__ = ["BASE_KINDS", "NO_ANSWER", "OUTCOME_COLUMN", "ROW_KINDS", "EVIDENCE_COLUMN", "Evidence", "EvidenceError", "KINDS", "KNOWN", "KNOWN_ANSWER_PREFIXES",
            "LOCAL_BACKENDS", "MEASURED", "MIXED", "PerRow", "REFERENCE", "REHEARSAL", "as_rehearsal", "audit",
            "rehearsal_active", "combine", "of_producers",
            "evaluator_kinds", "ours_vs_paper", "padme_filter_kinds", "padme_synthesis_kind", "per_column", "per_row", "producer_kind", "resolve"]  # fmt: skip

@@ -64,7 +64,11 @@ def run_findings(
         kind = _kind(row, producer, kind_of)
         name = str(row[producer])
         size = row.get(n)
-        size = None if size is None or (isinstance(size, float) and math.isnan(size)) else int(size)
+        size = (
+            None
+            if size is None or size is pd.NA or (isinstance(size, float) and math.isnan(size))
+            else int(size)
+        )
         if kind == KNOWN:
             checks.append(name)
             continue

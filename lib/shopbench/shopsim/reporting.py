@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..llm.outcomes import NO_ANSWER, tally
 from ..metrics.shop.cart import exact_cart
 from ..stats.bootstrap import bootstrap_mean
 from .sweep import trial_cost_s
@@ -111,6 +112,14 @@ def llm_agent_table(
             float(np.median([m / max(k, 1) for m, k in zip(model_s, turns, strict=True)])) if ts else np.nan
         )
         row["s_per_trial"] = float(np.median(model_s)) if ts else np.nan
+        # issue 25 item 3: the agent's model calls by kind; an agent with no usable answer has no numbers
+        if not log.empty and "status" in log:
+            t = tally(log.to_dict("records"))
+            row |= t.columns()
+            if t.outcome == NO_ANSWER:
+                row |= dict.fromkeys(
+                    ("exact_cart", "low", "high", "s_per_call", "s_per_turn", "s_per_trial"), np.nan
+                )
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -184,6 +184,11 @@ def pair_outcomes(pairs: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
         out[c] = np.tile(pairs[c].to_numpy(), E * R)
     out.update(score_worse=sw.ravel(), score_better=sb.ravel(), delta=delta.ravel(), outcome=outcome.ravel(),
                tie=tie.ravel(), correct=correct.ravel(), parse_failed=pf.ravel())  # fmt: skip
+    if "status" in scores.columns:  # issue 25: a pair-run with a failed call is no answer, not a wrong one
+        e_flat = np.zeros(E * R * N, bool)
+        e_flat[flat] = (scores["status"] == "error").to_numpy(bool)
+        err = e_flat.reshape(E, R, N)
+        out["call_error"] = (err[:, :, w] | err[:, :, b]).ravel()
     return pd.DataFrame(out)
 
 
@@ -223,9 +228,11 @@ def _cube(outcomes: pd.DataFrame) -> _Cube:
 
     present = np.zeros(E * R * M, bool)
     present[flat] = True
+    if "call_error" in outcomes.columns:  # issue 25: a failed call is excluded from every denominator
+        present[flat[outcomes["call_error"].to_numpy(bool)]] = False
     first = ~outcomes["pair_id"].duplicated().to_numpy()
     pairs = outcomes.loc[first].drop(columns=["evaluator", "run", "score_worse", "score_better", "delta", "outcome",
-                                              "tie", "correct", "parse_failed"], errors="ignore")  # fmt: skip
+                                              "tie", "correct", "parse_failed", "call_error"], errors="ignore")  # fmt: skip
     pairs = pairs.set_index("pair_id").reindex(pd.Index(np.asarray(pid), name="pair_id")).reset_index()
     return _Cube(list(ev), list(runs), pairs, present.reshape(E, R, M), fill("correct"), fill("parse_failed"),
                  fill("tie"))  # fmt: skip
@@ -306,7 +313,41 @@ def evaluator_summary(outcomes: pd.DataFrame, scores: pd.DataFrame, n_boot: int 
             "pair_parse_failure_rate", "accuracy_parsed", "accuracy_parsed_sd", "accuracy_parsed_ci_low",
             "accuracy_parsed_ci_high"]  # fmt: skip
     out = out[cols]
+    out = _with_outcomes(out, outcomes, scores)
     return out.sort_values("accuracy", ascending=False, kind="stable") if sort else out
+
+
+def _with_outcomes(out: pd.DataFrame, outcomes: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """Issue 25 item 3: per evaluator, ``n_used`` of ``n_planned`` pair-runs, ``n_call_error`` (either
+    side's call failed: excluded), ``n_parse_failure`` (counted incorrect, as the paper does), ``outcome``
+    and ``outcome_note``; an evaluator with no parsed pair-run has no numbers (NaN), only its counts."""
+    from ...llm.outcomes import OUTCOME_COLUMNS, Tally, error_key
+
+    err = outcomes["call_error"].to_numpy(bool) if "call_error" in outcomes else np.zeros(len(outcomes), bool)
+    pf = outcomes["parse_failed"].to_numpy(bool)
+    rows = {}
+    for ev, idx in outcomes.groupby("evaluator", sort=False).indices.items():
+        t = Tally(
+            planned=len(idx), call_error=int(err[idx].sum()), parse_failure=int((pf[idx] & ~err[idx]).sum())
+        )
+        t.ok = t.planned - t.call_error - t.parse_failure
+        mine = scores[scores["evaluator"] == ev]
+        if "status" in mine:
+            for msg in mine.loc[mine["status"] == "error", "error"] if "error" in mine else []:
+                t.errors[error_key(msg)] += 1
+            for msg in (
+                mine.loc[mine["status"] == "parse_error", "parse_error"] if "parse_error" in mine else []
+            ):
+                t.parse_errors[error_key(msg)] += 1
+        rows[ev] = t.columns()
+    counts = pd.DataFrame.from_dict(rows, orient="index", columns=list(OUTCOME_COLUMNS))
+    out = out.join(counts)
+    no = (out["outcome"] == "no-answer").to_numpy(bool)
+    if no.any():
+        keep = {*OUTCOME_COLUMNS, "parse_failure_rate", "pair_parse_failure_rate"}  # counts of what failed
+        metric_cols = [c for c in out.columns if c not in keep and not c.startswith("n_")]
+        out.loc[no, metric_cols] = np.nan
+    return out
 
 
 def score_statistics(scores: pd.DataFrame, outcomes: pd.DataFrame | None = None) -> pd.DataFrame:

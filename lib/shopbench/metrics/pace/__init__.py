@@ -50,13 +50,25 @@ from .headline import (
 )
 from .leakage import leakage_audit
 from .paired import lift, pace_score, s1_pjc, s2_j_strict, s3_j_harmonic, s4_j_strict
-from .run_table import BY, LOCATIONS, NATIVE_TARGETS, SWAP_AXES, location_field, native_targets_of, prepare
+from .run_table import (
+    BY,
+    LOCATIONS,
+    NATIVE_TARGETS,
+    SWAP_AXES,
+    location_field,
+    native_targets_of,
+    outcome_table,
+    prepare,
+    usable,
+    with_outcomes,
+)
 from .scenarios import s0_balanced_accuracy, scenario_rows, select_s0_subset
 from .spec import METRICS, MetricSpec, compose, evaluate, metric
 
 __all__ = [
     "BY", "LOCATIONS", "NATIVE_TARGETS", "SWAP_AXES", "METRICS", "MetricSpec", "metric", "compose", "evaluate",
-    "prepare", "native_targets_of", "location_field", "scenario_rows", "select_s0_subset",
+    "prepare", "usable", "outcome_table", "with_outcomes", "native_targets_of", "location_field", "scenario_rows",
+    "select_s0_subset",
     "s0_balanced_accuracy",
     "s1_pjc", "s2_j_strict", "s3_j_harmonic", "s4_j_strict", "pace_score", "lift",
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .run_table import C_FAMILIES, E_FAMILIES, prepare
+from .run_table import C_FAMILIES, E_FAMILIES, prepare, usable
 
 AXIS_ABBREV = {"persona_alignment": "P", "component_consistency": "C", "evidence_grounding": "G",
                "format_safety": "F"}  # fmt: skip
@@ -196,7 +196,7 @@ def category_reading_localisation(runs_by_reading: Mapping[str, pd.DataFrame]) -
     for reading, rt in runs_by_reading.items():
         if rt.empty:
             continue
-        p = prepare(rt)
+        p = usable(prepare(rt)).reset_index(drop=True)  # call errors are no answers (issue 25)
         single = p["single"].to_numpy(bool)
         fam1 = p["gold_fam1"].to_numpy(object)
         loc_ok = p["loc"].to_numpy(object) == p["gold_loc1"].to_numpy(object)

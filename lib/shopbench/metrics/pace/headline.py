@@ -30,7 +30,7 @@ from shopbench.stats.bootstrap import percentile_ci, resample_counts
 
 from .diagnosis import pace_closure_average
 from .paired import default_baselines, pace_score
-from .run_table import BY, native_targets_of, prepare
+from .run_table import BY, native_targets_of, no_answer_groups, prepare, usable
 from .scenarios import s0_balanced_accuracy
 from .spec import MetricSpec, compose, group_sums
 
@@ -78,7 +78,7 @@ class _Draws:
     def __init__(self, prepared: pd.DataFrame, spec: MetricSpec, by: Sequence[str], n_boot: int, seed: int,
                  native_targets=None):  # fmt: skip
         by = list(by)
-        stats = spec.stats(prepared)
+        stats = spec.stats(usable(prepared))  # call errors are no answers (issue 25 item 3)
         sums = group_sums(stats, prepared, by)  # defines the group order (sorted keys)
         self.groups = sums.index
         names = list(stats.columns)
@@ -103,6 +103,14 @@ class _Draws:
         T = np.concatenate(chunks) if chunks else np.zeros((0, G, K))
         with np.errstate(divide="ignore", invalid="ignore"):
             self.draws = spec.combine({n: T[:, :, k] for k, n in enumerate(names)})
+        # a group with no ok answer has no numbers (issue 25): NaN, never a score of 0
+        if len(prepared):
+            empty = no_answer_groups(prepared, by).reindex(self.groups, fill_value=False).to_numpy(bool)
+            if empty.any():
+                for o in list(self.point):
+                    if not o.startswith("n_"):
+                        self.point[o] = np.where(empty, np.nan, self.point[o])
+                        self.draws[o] = np.where(empty[None, :], np.nan, self.draws[o])
         # unsupported cells: NaN in the point value and in every draw
         self.supported = {o: np.ones(G, bool) for o in self.point}
         if "protocol" in by and spec.targets:

@@ -49,7 +49,16 @@ import functools
 import numpy as np
 import pandas as pd
 
-from .run_table import AXIS_THRESHOLD, BY, FAMILY_TARGET, NONE, TARGET_AXIS, native_targets_of, prepare
+from .run_table import (
+    AXIS_THRESHOLD,
+    BY,
+    FAMILY_TARGET,
+    NONE,
+    TARGET_AXIS,
+    native_targets_of,
+    prepare,
+    usable,
+)
 
 NEUTRAL_SCORE = AXIS_THRESHOLD  # the 3.0 pin of the adapted baselines' non-native axes (C.3.2)
 COLUMNS = ("P_off_target", "C_off_target", "E_off_target", "any_off_target", "axis_off_target")
@@ -78,7 +87,7 @@ def leakage_audit(run_table: pd.DataFrame, *, by=BY, native_targets=None) -> pd.
     by = list(by)
     if "protocol" not in by:
         raise ValueError("leakage_audit needs 'protocol' in by: the native target is a protocol property")
-    p = prepare(run_table)
+    p = usable(prepare(run_table)).reset_index(drop=True)  # call errors are no answers (issue 25)
     defect = (p["is_bad"] | p["is_swap"]).to_numpy(bool)
     ok = p["ok"].to_numpy(bool)
     fam = p["fam"].to_numpy(object)

@@ -8,10 +8,16 @@ scores, defect_family, defect_location, supporting_evidence_ids, confidence) and
 (label, kind, tier, gold_family, gold_location, base_record_id, swap_axis, split,
 candidate_evidence_ids, used_evidence_ids).
 
-Parse failures. A row whose ``status`` is not ``"ok"`` or whose ``parse_ok`` is false is a FAILED
-row. Unless a metric's docstring says otherwise a failed row is scored WRONG: it never earns credit
-on a BAD or swap record and it counts as an alarm (a false fire) on a GOOD record. Failed rows are
-never dropped.
+Call errors (issue 25 item 3). A row whose ``status`` is ``"error"`` (the call itself failed: HTTP
+error, timeout, a cost-cap stop) is no answer: it is not scored. :func:`prepare` marks it
+``call_error`` and, with every row whose paired GOOD base (same protocol, backbone and repeat) failed
+so, not ``used``; every metric scores only ``used`` rows (:func:`usable`), and a group with no ``ok``
+answer among them has no numbers (NaN), never a score of 0. :func:`outcome_table` counts them.
+
+Parse failures. A used row whose ``status`` is not ``"ok"`` or whose ``parse_ok`` is false is a
+FAILED row. Unless a metric's docstring says otherwise a failed row is scored WRONG: it never earns
+credit on a BAD or swap record and it counts as an alarm (a false fire) on a GOOD record. Failed rows
+are never dropped.
 
 Unsupported cells. A protocol whose native judging protocol does not cover a PACE target (Tab. 18,
 19) gets NaN — printed "–" — in every cell of that target, and a ``supported`` flag set to False;
@@ -119,6 +125,111 @@ def _as_set(v) -> set:
 # ---- the prepared frame --------------------------------------------------------------------------
 
 
+def _run_keys(rt: pd.DataFrame, ids: pd.Series) -> np.ndarray:
+    """``protocol|backbone|repeat|<id>`` per row (the keys present), for pairing rows within a run."""
+    parts = [rt[c].astype(str) for c in ("protocol", "backbone", "repeat") if c in rt]
+    key = ids.astype(str)
+    for p in reversed(parts):
+        key = p + "\x1f" + key
+    return key.to_numpy(object)
+
+
+def _pair_answered(rt: pd.DataFrame, err: np.ndarray) -> np.ndarray:
+    """True where a row can be used as far as its pair goes: False when its base record's row (same
+    protocol, backbone, repeat) is a call error; a unit is one record with its GOOD base."""
+    if not err.any() or "base_record_id" not in rt:
+        return np.ones(len(rt), bool)
+    failed = set(_run_keys(rt, rt["record_id"])[err])
+    base = rt["base_record_id"]
+    has = base.notna().to_numpy(bool)
+    keys = _run_keys(rt, base.where(base.notna(), ""))
+    return ~(has & np.fromiter((k in failed for k in keys), bool, len(keys)))
+
+
+def usable(prepared: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a prepared frame a metric scores: not a call error, nor paired with one."""
+    if "used" not in prepared or prepared["used"].all():
+        return prepared
+    return prepared.loc[prepared["used"].to_numpy(bool)]
+
+
+def no_answer_groups(prepared: pd.DataFrame, by) -> pd.Series:
+    """Per group of ``by``: True when no used row holds an ``ok`` answer (the group has no numbers)."""
+    by = list(by)
+    good = (prepared["ok"] & prepared["used"]) if "used" in prepared else prepared["ok"]
+    return ~good.groupby([prepared[b] for b in by], dropna=False).any()
+
+
+def outcome_table(run_table: pd.DataFrame, by=BY, mean_backbones=None) -> pd.DataFrame:
+    """Per group of ``by``: the counts of :data:`shopbench.llm.outcomes.OUTCOME_COLUMNS` (``n_used`` of
+    ``n_planned`` rows, ``n_call_error``, ``n_parse_failure``, ``outcome``, ``outcome_note``). With
+    ``mean_backbones`` (``by`` = protocol, backbone) a ``(protocol, "mean")`` row sums its backbones."""
+    from ...llm.outcomes import Tally
+
+    by = list(by)
+    p = prepare(run_table)
+    err_col = (
+        run_table["error"].reset_index(drop=True) if "error" in run_table else pd.Series([None] * len(p))
+    )
+    perr = run_table["parse_error"].reset_index(drop=True) if "parse_error" in run_table else err_col * None
+    tallies: dict[tuple, Tally] = {}
+    for key, idx in p.groupby(by, sort=False).indices.items():
+        key = key if isinstance(key, tuple) else (key,)
+        t = Tally()
+        for i in idx:
+            if p["call_error"].iat[i]:
+                t.add("error", err_col.iat[i])
+            elif not p["used"].iat[i]:
+                t.planned += 1
+                t.unpaired += 1
+            else:
+                t.add("ok" if p["ok"].iat[i] else "parse_error", parse_error=perr.iat[i])
+        tallies[key] = t
+    if mean_backbones is not None and by == ["protocol", "backbone"]:
+        members = set(mean_backbones)
+        for proto in dict.fromkeys(k[0] for k in tallies):
+            m = Tally()
+            for k, t in tallies.items():
+                if k[0] == proto and k[1] in members:
+                    m += t
+            if m.planned:
+                tallies[(proto, "mean")] = m
+    rows = [{**dict(zip(by, k, strict=True)), **t.columns()} for k, t in tallies.items()]
+    from ...llm.outcomes import OUTCOME_COLUMNS
+
+    out = pd.DataFrame(rows, columns=[*by, *OUTCOME_COLUMNS])
+    return out.set_index(by)
+
+
+def with_outcomes(table: pd.DataFrame, run_table: pd.DataFrame, *, by=BY, mean_backbones=None,
+                  blank=None) -> pd.DataFrame:  # fmt: skip
+    """``table`` with the outcome columns of :func:`outcome_table` at its end, joined on the ``by``
+    columns or index levels; a group of the run table the table lacks (every call failed) gets a row.
+    Rows whose outcome is ``no-answer`` have the ``blank`` columns (default: every column the table
+    had) set to NaN: no numbers from a subject that gave no usable answer."""
+    by = list(by)
+    counts = outcome_table(run_table, by, mean_backbones)
+    idx_names = [n for n in (table.index.names or []) if n is not None]
+    df = table.reset_index() if idx_names else table.copy()
+    cols = list(table.columns)
+    blank = cols if blank is None else [c for c in blank if c in df.columns]
+    keys = pd.MultiIndex.from_frame(df[by]) if len(by) > 1 else pd.Index(df[by[0]])
+    have = set(keys)
+    missing = [k for k in counts.index if (k if isinstance(k, tuple) else (k,)) not in
+               {(h if isinstance(h, tuple) else (h,)) for h in have}]  # fmt: skip
+    if missing:
+        add = pd.DataFrame([dict(zip(by, k if isinstance(k, tuple) else (k,), strict=True)) for k in missing])
+        df = pd.concat([df, add], ignore_index=True)
+    joined = df.join(counts, on=by)
+    no = (joined["outcome"] == "no-answer").to_numpy(bool)
+    if no.any():
+        for c in blank:
+            joined[c] = joined[c].mask(no)
+    for c in ("n_used", "n_planned", "n_call_error", "n_parse_failure"):
+        joined[c] = joined[c].astype("Int64")
+    return joined.set_index(idx_names) if idx_names else joined
+
+
 def prepare(run_table: pd.DataFrame) -> pd.DataFrame:
     """Add the derived per-row columns every metric reads (vectorised; the input is not modified).
 
@@ -136,6 +247,9 @@ def prepare(run_table: pd.DataFrame) -> pd.DataFrame:
     parse_ok = rt["parse_ok"].fillna(False).astype(bool) if "parse_ok" in rt else True
     ok = ((status == "ok") & parse_ok).to_numpy(bool)
     df["ok"] = ok
+    err = (status == "error").to_numpy(bool)
+    df["call_error"] = err
+    df["used"] = ~err & _pair_answered(rt, err)
     verdict = rt["verdict"].astype("string").str.upper().fillna("").to_numpy(object)
     df["v_bad"] = ok & (verdict == "BAD")
     df["v_good"] = ok & (verdict == "GOOD")
@@ -187,6 +301,7 @@ def prepare(run_table: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
+    "usable", "no_answer_groups", "outcome_table", "with_outcomes",
     "BY", "TARGETS", "FAMILY_TARGET", "C_FAMILIES", "E_FAMILIES", "LOCATIONS", "SWAP_AXES", "AXES", "NATIVE_TARGETS",
     "native_targets_of", "location_field", "prepare",
 ]  # fmt: skip

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .run_table import BY, native_targets_of, prepare
+from .run_table import BY, native_targets_of, no_answer_groups, prepare, usable
 
 
 def safe_div(num, den):
@@ -172,12 +172,19 @@ def apply_support(
 
 def evaluate(spec: MetricSpec, run_table: pd.DataFrame, by: Iterable[str] = BY, native_targets=None,
              prepared: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
-    """Point estimates of a spec per group: one row per group, one column per output, ``supported``."""
+    """Point estimates of a spec per group: one row per group, one column per output, ``supported``.
+    Only usable rows are scored (call errors are not answers, :func:`~.run_table.usable`); a group
+    with no ``ok`` answer keeps its row with NaN in every output but the ``n_*`` counts (issue 25)."""
     p = prepare(run_table) if prepared is None else prepared
-    sums = group_sums(spec.stats(p), p, by)
+    sums = group_sums(spec.stats(usable(p)), p, by)
     out = spec.combine({c: sums[c].to_numpy(float) for c in sums.columns})
     names = spec.report or tuple(out)
     values = pd.DataFrame({k: np.asarray(out[k], float) for k in names}, index=sums.index)
+    if len(p):
+        empty = no_answer_groups(p, by).reindex(values.index, fill_value=False).to_numpy(bool)
+        for k in names:
+            if not k.startswith("n_"):
+                values.loc[empty, k] = np.nan
     return apply_support(values, spec, by, native_targets)
 
 
