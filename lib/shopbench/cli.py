@@ -198,3 +198,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["ParamError", "build_parser", "main"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -226,6 +226,9 @@ class PadmeEvaluatorTask:
         scores, res = score_pairs_anytime(self.units, self._criterion_of, spec, gateway=gateway, budget_s=None,
                                           runs=epochs, run_id=run_id, max_tokens=self.max_tokens,
                                           template=self.template)  # fmt: skip
+        # one order however the anytime walk batched the pairs (a resumed run reads them in other batches),
+        # so sums over scores are the same to the last bit
+        scores = scores.sort_values(["rollout_id", "run"], kind="stable").reset_index(drop=True)
         self.scores = scores
         out = ME.pair_outcomes(self.pairs_df, scores)
         st = scores.set_index(["rollout_id", "run"])
