@@ -14,6 +14,8 @@ stays light)::
 - :func:`save_table` / :func:`save_figure` / :func:`build_index` — reporting (:mod:`shopbench.report`);
 - :class:`UserError` and its kinds — the errors a user can act on (:mod:`shopbench.errors`);
 - :func:`explore` — the results explorer in a notebook (:mod:`shopbench.explorer`);
+- :func:`eval` / :func:`preview` — run one task on one model, or count its calls (:mod:`shopbench.tasks`,
+  the same function as the ``shopbench eval`` command);
 - the role packages as attributes: ``metrics``, ``stats``, ``judges``, ``llm``, ``report``, ``catalog``,
   ``paceshop``, ``padme``, ``shopsim``, ``annotate``, ``explorer``.
 """
@@ -32,6 +34,7 @@ _EXPORTS = {
     ".llm": ["Gateway", "Call", "parse_backbones"],
     ".report": ["save_table", "save_figure", "build_index"],
     ".explorer": ["explore"],
+    ".tasks.runner": ["eval", "preview"],
 }
 _SUBPACKAGES = [
     "metrics",
@@ -45,6 +48,7 @@ _SUBPACKAGES = [
     "shopsim",
     "annotate",
     "explorer",
+    "tasks",
 ]
 __getattr__, __dir__, _names = lazy_exports(__name__, _EXPORTS, _SUBPACKAGES)
 __all__ = ["__version__", *_names]

@@ -2,18 +2,33 @@
 
 >>> gw = Gateway(cache_dir="outputs/cache", log_dir="outputs/smoke/calls")
 >>> rows = gw.run([Call("q1", "local/echo", [{"role": "user", "content": "hi"}])], run_id="demo")
+
+Names resolve on first use (:mod:`shopbench._lazy`), so ``import shopbench.llm.llamacpp`` (the packaged
+models, read by ``shopbench list``) does not import litellm.
 """
 
-from .backends import Backbone, MissingKeyError, UnknownModelError, check_model, parse_backbones
-from .budget import BudgetExceeded, Estimate
-from .contract import Parsed, parse_output
-from .gateway import Call, Gateway, redact, results_frame
-from .llamacpp import ModelNotInstalled
-from .local import local_backends, register_local
-from .result import CallResult, CallStatus
+from __future__ import annotations
 
-__all__ = [
-    "Backbone", "BudgetExceeded", "Call", "CallResult", "CallStatus", "Estimate", "Gateway", "MissingKeyError", "ModelNotInstalled",
-    "Parsed", "UnknownModelError", "check_model", "local_backends", "parse_backbones", "parse_output",
-    "redact", "register_local", "results_frame",
-]  # fmt: skip
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the real types for mypy; at run time each name loads on first use
+    from .backends import Backbone, MissingKeyError, UnknownModelError, check_model, parse_backbones  # noqa: F401
+    from .budget import BudgetExceeded, Estimate  # noqa: F401
+    from .contract import Parsed, parse_output  # noqa: F401
+    from .gateway import Call, Gateway, redact, results_frame  # noqa: F401
+    from .llamacpp import ModelNotInstalled  # noqa: F401
+    from .local import local_backends, register_local  # noqa: F401
+    from .result import CallResult, CallStatus  # noqa: F401
+
+_EXPORTS = {
+    ".backends": ["Backbone", "MissingKeyError", "UnknownModelError", "check_model", "parse_backbones"],
+    ".budget": ["BudgetExceeded", "Estimate"],
+    ".contract": ["Parsed", "parse_output"],
+    ".gateway": ["Call", "Gateway", "redact", "results_frame"],
+    ".llamacpp": ["ModelNotInstalled"],
+    ".local": ["local_backends", "register_local"],
+    ".result": ["CallResult", "CallStatus"],
+}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -646,6 +646,32 @@ class PairUnit:
     stratum: tuple = ()
 
 
+def pair_units(pairs: Iterable) -> list[PairUnit]:
+    """One :class:`PairUnit` per synthesised :class:`~shopbench.padme.types.Pair`, stratified by
+    (criterion, level contrast, source): the units notebook 50 and the ``padme_evaluator`` task
+    (issue 26 §1) score."""
+    return [PairUnit(p.pair_id, p.worse, p.better, (p.criterion, p.contrast, p.source)) for p in pairs]
+
+
+def reward_pair_units(reward_pairs: pd.DataFrame, rollouts: Iterable[Rollout]) -> list[PairUnit]:
+    """One :class:`PairUnit` per reward-labelled pair of recorded trajectories
+    (:func:`shopbench.metrics.meta_eval.reward_pairs`), stratified by task."""
+    by_rid = {r.rollout_id: r for r in rollouts}
+    return [PairUnit(r.pair_id, by_rid[r.worse_id], by_rid[r.better_id], (r.task_id,))
+            for r in reward_pairs.itertuples()]  # fmt: skip
+
+
+def order_pair_units(
+    units: Iterable[PairUnit], seed: int | str = 0, cap: int | None = None
+) -> list[PairUnit]:
+    """The fixed order in which :func:`score_pairs_anytime` scores pairs: seeded and stratified by
+    ``PairUnit.stratum`` (every prefix a stratified sample), the first ``cap`` kept."""
+    from ..llm.anytime import stratified_order
+
+    order = stratified_order(list(units), lambda u: u.stratum, seed, key=lambda u: u.pair_id)
+    return order[:cap] if cap is not None else order
+
+
 def score_pairs_anytime(
     units: Iterable[PairUnit],
     criterion_of: Mapping[str, Criterion] | Callable[[Rollout], Criterion],
@@ -667,7 +693,7 @@ def score_pairs_anytime(
     from the cache; a larger budget extends the same sample). A trajectory in several pairs is scored
     once. Returns ``(scores, result)``: the :data:`SCORE_COLUMNS` rows of the pairs done and the
     :class:`~shopbench.llm.anytime.AnytimeResult` (``result.done`` are the pairs scored, ``n`` of ``N``)."""
-    from ..llm.anytime import run_anytime, stratified_order
+    from ..llm.anytime import run_anytime
 
     if not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
@@ -677,8 +703,7 @@ def score_pairs_anytime(
             f"score_pairs_anytime: {spec.name} is a reference evaluator (no model); use score_rollouts"
         )
     resolve = _criterion_resolver(criterion_of)
-    order = stratified_order(list(units), lambda u: u.stratum, seed, key=lambda u: u.pair_id)
-    order = order[:cap] if cap is not None else order
+    order = order_pair_units(units, seed, cap)
     judge = spec.judge(
         gateway, run_id, max_tokens, seed=int(seed) if isinstance(seed, int) else 0, template=template
     )
@@ -709,5 +734,6 @@ __all__ = ["DEFAULT_MAX_TOKENS", "EVALUATOR_JUDGE", "EvaluatorJudgeSpec", "Evalu
            "HeuristicEvaluator", "HEURISTIC", "HEURISTIC_VARIANTS", "KNOWN_PROPERTIES", "NOISY_SD",
            "OFFLINE_EVALUATORS", "PAPER_PIPELINE", "PAPER_ROSTER", "PROMPT_NAME", "PROPERTY_KEYS", "SCORE_COLUMNS",
            "SCORE_SCHEMA", "evaluator_messages", "evaluator_spec", "evaluator_specs", "evaluators_from_profile",
-           "heuristic_scores", "paper_roster_specs", "PairUnit", "score_pairs_anytime", "paper_table18", "properties_frame",
+           "heuristic_scores", "paper_roster_specs", "PairUnit", "order_pair_units", "pair_units",
+           "reward_pair_units", "score_pairs_anytime", "paper_table18", "properties_frame",
            "reference_documents", "render_trajectory", "score_from_row", "score_rollouts"]  # fmt: skip

