@@ -99,7 +99,11 @@ class ServerCaps:
         """One line for the run's log: the form, what was refused, the window."""
         out = f"{self.model} at {self.api_base}: structured output as {FORM_LABELS.get(self.form, self.form)}"
         if self.refused:
-            out += " (refused: " + "; ".join(f"{f}: {why[:120]}" for f, why in self.refused.items()) + ")"
+            out += (
+                " (refused: "
+                + "; ".join(f"{f}: {' '.join(why.split())[:160]}" for f, why in self.refused.items())
+                + ")"
+            )
         if self.context is not None:
             out += f"; context window {self.context:,} tokens ({self.context_source})"
         elif self.context_at_least is not None:
