@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import secrets
 from .transport import APIConnectionError, Timeout, TransportError, client, is_malformed
 
 FORMS = ("json_schema", "json_object_schema", "json_object", "text")
@@ -259,7 +260,7 @@ async def negotiate_form(
             await _chat(api_base, body, api_key, timeout_s)
         except TransportError as e:
             if is_malformed(e) and e.status_code not in (401, 403, 404):
-                refused[form] = str(e)
+                refused[form] = secrets.redact(str(e))  # kept on disk: no key echo
                 continue
             raise
         return form, refused

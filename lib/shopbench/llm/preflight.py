@@ -88,7 +88,12 @@ class Finding:
     caps: ServerCaps | None = None
 
     def line(self) -> str:
-        return f"{self.backbone} ({self.model}) at {self.server}: {'ok, ' if self.ok else ''}{self.what}"
+        """One line (a server's words redacted: a refused key can be echoed in them)."""
+        from .. import secrets
+
+        return secrets.redact(
+            f"{self.backbone} ({self.model}) at {self.server}: {'ok, ' if self.ok else ''}{self.what}"
+        )
 
 
 # ---- which subjects ----------------------------------------------------------------------------------
