@@ -322,8 +322,8 @@ def check_subjects(
         for f in findings:
             if f.caps is not None:
                 store.put(f.caps)
-    for f in findings:
-        if log is not None:
+    for f in findings:  # a failure is told once, in the error below
+        if log is not None and (f.ok or not raise_on_failure):
             log(f"[preflight] {f.line()}")
     bad = [f for f in findings if not f.ok]
     if bad and raise_on_failure:
