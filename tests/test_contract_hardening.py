@@ -121,7 +121,9 @@ def test_http_answer_with_surrogate_nul_and_huge_text(server, gateway):
     }
 
     def script(body):
-        content = bodies[body["messages"][-1]["content"]]
+        content = bodies.get(body["messages"][-1]["content"])
+        if content is None:  # the gateway's structured-output negotiation (issue 25): the default reply
+            return None
         return {"response": {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
                              "choices": [{"index": 0, "finish_reason": "stop",
                                           "message": {"role": "assistant", "content": content}}],
@@ -138,7 +140,8 @@ def test_http_answer_with_surrogate_nul_and_huge_text(server, gateway):
             assert by["sur"]["raw_output"] == '{"answer": "x\\ud800y"}'  # kept, as its escape
             assert by["nul"]["status"] == "ok" and by["nul"]["parsed"] == {"answer": "nul \x00 here"}
             assert by["huge"]["status"] == "ok" and len(by["huge"]["parsed"]["answer"]) == 300_000
-        assert server.total_requests == 3  # the second run was served from the cache
+        sent = [b for b in server.bodies if b["messages"][-1]["content"] in bodies]
+        assert len(sent) == 3  # the second run was served from the cache
     finally:
         server.script = None
 

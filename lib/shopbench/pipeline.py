@@ -231,10 +231,11 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
 
 
 def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True,
-        rerun: bool = False) -> int:  # fmt: skip
+        rerun: bool = False, preflight: bool = True) -> int:  # fmt: skip
     prof = load_profile(profile)
+    pv = None
     if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
-        check_before_run(str(prof.path))
+        pv = check_before_run(str(prof.path))
     steps = load_pipeline()
     if only:
         unknown = set(only) - {s.name for s in steps}
@@ -243,6 +244,12 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
                 f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
             )
         steps = [s for s in steps if s.name in only]
+    if preflight:  # issue 25 item 2: every model under test answers, with room for the prompts
+        from .llm.preflight import preflight as check_models
+
+        check_models(
+            prof, [s.name for s in steps], preview=pv, log=lambda m: print(f"[{prof.name}] {m}", flush=True)
+        )
     root = claim_outputs(prof)
     paper = root / "paper"
     uptodate = None
@@ -376,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the cost and time preview (and its limits) before the run",
     )
+    r.add_argument("--no-preflight", action="store_true",
+                   help="skip the tiny call per model under test before the first notebook (issue 25)")  # fmt: skip
     sub.add_parser("list", help="print the pipeline's notebooks in order")
     c = sub.add_parser("check", help="validate a profile (every key and value) and exit")
     c.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
@@ -386,7 +395,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "check":
         return check(a.profile)
-    return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview, rerun=a.rerun)
+    return run(
+        a.profile,
+        a.only,
+        fresh=not a.keep_logs,
+        preview=not a.no_preview,
+        rerun=a.rerun,
+        preflight=not a.no_preflight,
+    )
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ class Line:
     method: str = ""
     cached_input_tokens: int = 0
     prefix_tokens: int = 0  # the fixed prefix each call shares with the sweep's others (provider caching)
+    max_input_tokens: int = 0  # the largest single prompt of the sample (the preflight's need, issue 25)
     usd: float | None = 0.0
     hours: float = 0.0
     available: bool = True
@@ -333,6 +334,7 @@ class _Builder:
         self._recorded_rollouts: list | None = None
         self.preview = Preview(prof.name)
         self.trajectory_prefix = 0  # the H.5 prompt's fixed prefix (set by _trajectory_tokens)
+        self.trajectory_max = 0  # the largest H.5 prompt (set by _trajectory_tokens)
 
     @property
     def build(self):
@@ -345,7 +347,8 @@ class _Builder:
         return b.model if b is not None else name
 
     def add(self, notebook: str, backbone: str, role: str, calls: int, mean_in: float, mean_out: float,
-            method: str, prefix: int = 0, budget: tuple[str, float | None] | None = None) -> None:  # fmt: skip
+            method: str, prefix: int = 0, budget: tuple[str, float | None] | None = None,
+            max_in: float | None = None) -> None:  # fmt: skip
         model = self.model(backbone)
         b = self.backbones.get(backbone)
         kind = "llamacpp" if b is not None and b.server else _kind(model)  # a project-started server
@@ -354,6 +357,7 @@ class _Builder:
             input_tokens=int(round(calls * mean_in)), output_tokens=int(round(calls * mean_out)), kind=kind,
             method=method, substitute_for=b.substitute_for if b is not None else None, prefix_tokens=int(prefix),
             budget=(budget[0], float(budget[1])) if budget is not None and budget[1] is not None else None,
+            max_input_tokens=int(round(max_in if max_in is not None else mean_in)),
         ))  # fmt: skip
 
     # 10: GOOD generation
@@ -382,6 +386,7 @@ class _Builder:
             statistics.mean(ins),
             statistics.mean(outs),
             f"B.9 prompt built for {len(ins)} sampled assignments, × {n} (n_queries × personas_per_query)",
+            max_in=max(ins),
         )
 
     # 20: judge sweep
@@ -396,6 +401,7 @@ class _Builder:
         ]
         sizes: dict[str, tuple[float, float]] = {}
         prefixes: dict[str, int] = {}
+        biggest: dict[str, int] = {}  # the largest prompt per protocol (issue 25 preflight)
 
         def size(pname: str) -> tuple[float, float]:
             if pname not in sizes:
@@ -409,6 +415,7 @@ class _Builder:
                     outs.append(_schema_answer_tokens(getattr(p, "contract", None), params.get("max_tokens"),
                                                       len(ins)))  # fmt: skip
                 sizes[pname] = (statistics.mean(ins), statistics.mean(outs))
+                biggest[pname] = max(ins)
                 prefixes[pname] = prefix_tokens(prompts)
             return sizes[pname]
 
@@ -425,6 +432,7 @@ class _Builder:
                     o,
                     how,
                     prefix=prefixes[pname],
+                    max_in=biggest[pname],
                 )
         for run in J.runs():
             for pname in run.protocols or list(PROTOCOLS):
@@ -441,6 +449,7 @@ class _Builder:
                     f"(subset {'all' if run.subset is None else run.subset})",
                     prefix=prefixes[pname],
                     budget=(f"20 {run.backbone}", run.llm_budget_min),
+                    max_in=biggest[pname],
                 )
 
     # 50: evaluators
@@ -476,6 +485,7 @@ class _Builder:
                 min(P.evaluator_max_tokens, 120),
                 f"{how}; × {n} ((pairs + recorded pairs) × 2 × runs{'; ' if said else ''}{'; '.join(said)})",
                 prefix=self.trajectory_prefix,
+                max_in=self.trajectory_max or None,
                 budget=(f"50 {s.backbone}", budget or None)
                 if P.llm_evaluator_budget_min is not None
                 else None,
@@ -520,6 +530,7 @@ class _Builder:
             prompts = [evaluator_messages(r, crit, template) for r in rollouts]  # the profile's H.5 prompt
             sizes = [count_tokens(m) for m in prompts]
             self.trajectory_prefix = prefix_tokens(prompts)
+            self.trajectory_max = max(sizes, default=0)
         except Exception:  # noqa: BLE001 - absent or unreadable: a documented default
             sizes = []
         if not sizes:
@@ -801,12 +812,14 @@ def needs_gate(prof) -> bool:
     return g.max_local_hours is not None or bool(kinds & {"api", "self-hosted"})
 
 
-def check_before_run(profile: str) -> None:
-    """The pipeline's gate: print the preview, raise a :class:`UserError` when a limit is exceeded."""
-    _, refused, path = run_preview(profile)
+def check_before_run(profile: str) -> Preview:
+    """The pipeline's gate: print the preview, raise a :class:`UserError` when a limit is exceeded;
+    returns the preview (the preflight reuses its prompt sizes, issue 25)."""
+    pv, refused, path = run_preview(profile)
     if refused:
         raise UserError("this run would exceed its limits: " + "; ".join(refused),
                         fix=f"see {path}; change the setting named above and run again")  # fmt: skip
+    return pv
 
 
 @exit_on_user_error

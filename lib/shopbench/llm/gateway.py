@@ -37,8 +37,9 @@ from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost, p
 from .cache import ResponseCache, cache_key, canonical_json
 from .calllog import CallLog
 from .contract import check_schema, parse_output, response_format
+from .negotiate import CapsStore, ServerCaps, caps_key, negotiate, wire_format, with_schema_in_prompt
 from .result import CallResult
-from .transport import Fleet, TransportError, client
+from .transport import Fleet, TransportError, client, is_malformed
 from .usage import cache_tokens, plan, with_cache_control
 
 # providers whose calls with an ``api_base`` are OpenAI-compatible endpoints: they go over the lean
@@ -173,7 +174,15 @@ def _clean_json(obj: Any, values: Sequence[str] | None = None) -> Any:
     return _clean_json(str(obj), values)
 
 
+_FORM_ERROR = re.compile(r"response_format|json_schema|json_object|schema|grammar", re.I)
+
+
 def is_retryable(exc: BaseException) -> bool:
+    """Whether a failed attempt is worth another: 408/409/429, a 5xx, a timeout or a dropped
+    connection -- but never a request the server refused as malformed (:func:`.transport.is_malformed`:
+    any other 4xx, or a 5xx whose body names a request field; issue 25 item 1)."""
+    if is_malformed(exc):
+        return False
     if isinstance(exc, TransportError) and exc.status_code is not None:
         code = exc.status_code
         return code in (408, 409, 429) or code >= 500
@@ -298,6 +307,12 @@ class Gateway:
         self.batch_poll_s = float(batch_poll_s)
         self.batch_min_calls = int(batch_min_calls)  # smaller sweeps (an agent's next turn) stay real-time
         self._prefix_plan: dict[str, int] = {}  # call key -> Anthropic cache_control prefix (llm/usage.py)
+        # issue 25 item 1: the structured-output form each OpenAI-compatible server accepts, negotiated
+        # once per server and model and kept in <cache_dir>/servers.json (llm/negotiate.py)
+        self.caps_store = CapsStore(cache_dir)
+        self.server_caps: dict[str, ServerCaps] = {}
+        self._caps_locks: dict[str, asyncio.Lock] = {}
+        self._renegotiated: set[str] = set()
 
     # ---- building calls -------------------------------------------------------------------
     def call(self, backbone: str | Backbone, item_id: str, messages: Sequence[dict], **kw: Any) -> Call:
@@ -560,22 +575,92 @@ class Gateway:
         return cast("list[CallResult]", out)
 
     # ---- one call ---------------------------------------------------------------------------
-    def _request(self, c: Call) -> dict[str, Any]:
-        """The OpenAI-style request fields of ``c`` beyond model and messages (litellm keyword arguments)."""
+    def _request(self, c: Call, form: str | None = None) -> dict[str, Any]:
+        """The OpenAI-style request fields of ``c`` beyond model and messages (litellm keyword arguments).
+        ``form``: the structured-output form the server accepts (:mod:`.negotiate`; None: json_schema,
+        or llama.cpp's json_object + schema for a project-started llama.cpp server). A form that puts
+        the schema in the prompt adds ``messages`` (the call's, with the schema appended)."""
         kwargs: dict[str, Any] = {k: v for k, v in c.params.items() if k in GENERATION_KEYS}
         extra = {k: v for k, v in c.params.items() if k not in GENERATION_KEYS}
         if extra:
             kwargs["extra_body"] = extra
-        if c.response_format is not None:
-            kwargs["response_format"] = c.response_format
+        if c.response_format is not None and c.schema is not None:
             b = self._backbone_for(c)
-            if b is not None and b.server == "llamacpp":  # llama_cpp.server takes json_object + schema
-                from .llamacpp import _grammar_schema  # its grammar parser needs the same length cap
-
-                kwargs["response_format"] = {"type": "json_object", "schema": _grammar_schema(c.schema)}
+            if form is None and b is not None and b.server == "llamacpp":  # json_object + schema
+                form = "json_object_schema"
+            rf, in_prompt = wire_format(form or "json_schema", c.schema, c.schema_name)
+            if rf is not None:
+                kwargs["response_format"] = rf
+            if in_prompt:
+                kwargs["messages"] = with_schema_in_prompt(list(c.messages), c.schema)
         if c.tools:
             kwargs["tools"] = list(c.tools)
         return kwargs
+
+    # ---- negotiation (issue 25 item 1) ------------------------------------------------------------
+    def _negotiable(self, c: Call, how: str) -> bool:
+        """A call with a contract to an OpenAI-compatible endpoint the project did not start."""
+        if how != "openai-compat" or c.schema is None:
+            return False
+        b = self._backbone_for(c)
+        return not (b is not None and b.server == "llamacpp")
+
+    @staticmethod
+    def _compat_key(c: Call, base: str | None) -> str | None:
+        """The key an OpenAI-compatible endpoint gets: the placeholder for a keyless one, else the
+        provider's environment key (never logged)."""
+        key = api_key_for(c.model, base)
+        if key is None:
+            env = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}.get(c.provider)
+            key = os.environ.get(env) if env else None
+        return key
+
+    async def _form_for(self, c: Call, how: str, fresh: bool = False) -> str | None:
+        """The structured-output form to send ``c`` in: the server's negotiated form (memory, then
+        ``<cache_dir>/servers.json``, else negotiated now and saved), None when not negotiable.
+        ``fresh``: ask the server again (once per server and gateway), after it refused the form."""
+        if not self._negotiable(c, how):
+            return None
+        base = c.api_base or (c.fleet[0] if c.fleet else None)
+        if base is None:
+            return None
+        model = c.model.split("/", 1)[1]
+        k = caps_key(base, model)
+        if fresh:
+            if k in self._renegotiated:
+                return self.server_caps[k].form if k in self.server_caps else None
+            self._renegotiated.add(k)
+            self.server_caps.pop(k, None)
+        elif k in self.server_caps:
+            return self.server_caps[k].form
+        lock = self._caps_locks.setdefault(k, asyncio.Lock())
+        async with lock:
+            if k in self.server_caps:
+                return self.server_caps[k].form
+            caps = None if fresh else self.caps_store.get(base, model)
+            how_known = f"from {self.caps_store.path}"
+            if caps is None:
+                try:
+                    caps = await negotiate(base, model, api_key=self._compat_key(c, base),
+                                           timeout_s=min(self.timeout_s, 60.0))  # fmt: skip
+                except Exception as e:  # noqa: BLE001 - the calls themselves will fail and say why
+                    print(f"[gateway] {model} at {base}: could not negotiate the structured-output form "
+                          f"({type(e).__name__}: {str(e)[:200]}); sending json_schema", flush=True)  # fmt: skip
+                    self.server_caps[k] = ServerCaps(base, model, context_source="not negotiated")
+                    return "json_schema"
+                self.caps_store.put(caps)
+                how_known = f"negotiated now, saved in {self.caps_store.path}"
+            self.server_caps[k] = caps
+            self._note_caps(caps, how_known)
+        return caps.form
+
+    def _note_caps(self, caps: ServerCaps, how_known: str) -> None:
+        """Name a server's negotiated form in the run's log: a printed line and ``<log_dir>/servers.json``."""
+        print(f"[gateway] {caps.describe()} ({how_known})", flush=True)
+        try:
+            CapsStore(self.log_dir).put(caps)
+        except OSError:
+            pass
 
     def _fleet(self, c: Call) -> Fleet | None:
         if len(c.fleet) < 2:
@@ -595,10 +680,8 @@ class Gateway:
             return await self._send_local(c, kwargs)
         key = api_key_for(c.model, base)
         if how == "openai-compat":
-            real_key = key is None
-            if real_key:  # a keyed endpoint (an OpenAI-compatible server behind a key): the key litellm reads
-                env = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY"}[c.provider]
-                key = os.environ.get(env)
+            real_key = key is None  # a keyed endpoint (an OpenAI-compatible server behind a key)
+            key = self._compat_key(c, base)
             body = {"model": c.model.split("/", 1)[1], "messages": list(c.messages)}
             body.update({k: v for k, v in kwargs.items() if k != "extra_body"})
             body.update(kwargs.get("extra_body") or {})
@@ -619,6 +702,7 @@ class Gateway:
                     "cost": cost}  # fmt: skip
         litellm = get_litellm()
         kw = dict(kwargs)
+        messages = kw.pop("messages", None) or list(c.messages)
         if base:
             kw["api_base"] = base
         if key:  # a keyless local server (llama.cpp, vLLM, Ollama): free, and litellm skips its price search
@@ -628,7 +712,7 @@ class Gateway:
         resp = await asyncio.wait_for(
             litellm.acompletion(
                 model=c.model,
-                messages=with_cache_control(c.provider, list(c.messages), self._prefix_plan.get(c.key)),
+                messages=with_cache_control(c.provider, messages, self._prefix_plan.get(c.key)),
                 timeout=self.timeout_s,
                 num_retries=0,
                 **kw,
@@ -656,7 +740,7 @@ class Gateway:
         from .local import run_local
 
         name = c.model.split("/", 1)[1]
-        params = {k: v for k, v in kwargs.items() if k != "extra_body"}
+        params = {k: v for k, v in kwargs.items() if k not in ("extra_body", "messages")}
         params.update(kwargs.get("extra_body") or {})
         seen = self._local_time.setdefault(name, [0, 0.0])
         t0 = time.perf_counter()
@@ -691,7 +775,8 @@ class Gateway:
                 limit = own or self.concurrency.get(c.provider) or self.concurrency["default"]
                 sems[skey] = asyncio.Semaphore(int(limit))
             sem = sems[skey]
-        kwargs = self._request(c)
+        form = await self._form_for(c, how)
+        kwargs = self._request(c, form)
         attempts = 0
         last_err = ""
         base: str | None = c.api_base
@@ -713,6 +798,13 @@ class Gateway:
                     if fleet is not None and base is not None:
                         await fleet.release(base, failed=retryable)
                     last_err = f"{type(e).__name__}: {str(e)[:500]}"
+                    if form is not None and is_malformed(e) and _FORM_ERROR.search(str(e)):
+                        # the server refuses the form it was negotiated for (restarted with other
+                        # settings?): ask it again, once per server, and resend in the new form
+                        new = await self._form_for(c, how, fresh=True)
+                        if new is not None and new != form:
+                            form, kwargs = new, self._request(c, new)
+                            continue
                     if attempts <= self.max_retries and retryable:
                         if fleet is not None and base is not None and fleet.another_up(base):
                             continue  # fail over to another server at once

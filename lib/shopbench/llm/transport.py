@@ -12,7 +12,9 @@ OpenAI API defines, and the response read back into the fields the gateway store
 Errors are raised as the exception classes below, named as litellm names them (so a call log reads
 the same whichever transport made the call) and carrying ``status_code`` (and ``retry_after`` from a
 ``Retry-After`` header), so :func:`shopbench.llm.gateway.is_retryable` classifies both alike:
-429/5xx/408/409, timeouts and dropped connections are retried, other 4xx are not.
+429/5xx/408/409, timeouts and dropped connections are retried, other 4xx are not, and neither is a
+5xx whose body names a request field (:func:`is_malformed`, issue 25 item 1: llama_cpp.server answers
+a ``json_schema`` response_format with HTTP 500 "Input should be 'text' or 'json_object'").
 
 :class:`Fleet` spreads one model's calls over several servers (a list of ``api_base`` s): each call
 goes to the healthy server with the fewest calls in flight (ties in turn); a server that refuses,
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import re
 import time
 import weakref
 from collections.abc import Sequence
@@ -78,6 +81,29 @@ class APIConnectionError(TransportError, ConnectionError):
 
 class Timeout(TransportError, TimeoutError):
     """No answer within the call's timeout."""
+
+
+# a server's words for "your request has a field I cannot take" (pydantic/FastAPI validation, OpenAI's
+# invalid_request_error, Python keyword errors in the server's handler); in a 5xx body they make the
+# error a malformed request, not a transient failure (issue 25 item 1)
+REQUEST_FIELD = re.compile(
+    r"response_format|json_schema|Input should be|Field required|Extra inputs are not permitted|"
+    r"extra_forbidden|validation error|Unrecognized request argument|unexpected keyword argument|"
+    r"invalid_request_error|Unsupported parameter|unsupported value",
+    re.I,
+)
+
+
+def is_malformed(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server refused the request itself (sending it again gets the same
+    answer): an HTTP 4xx other than 408/409/429, or a 5xx whose message names a request field
+    (:data:`REQUEST_FIELD`). Works for :class:`TransportError` and litellm's exceptions alike."""
+    code = getattr(exc, "status_code", None)
+    if not isinstance(code, int):
+        return False
+    if 400 <= code < 500:
+        return code not in (408, 409, 429)
+    return code >= 500 and bool(REQUEST_FIELD.search(str(exc)))
 
 
 _BY_STATUS: dict[int, type[TransportError]] = {
@@ -162,6 +188,32 @@ class OpenAICompatClient:
         if not isinstance(answer, dict) or not answer.get("choices"):
             raise InternalServerError(f"{api_base} answered without choices: {text[:300]}", 502)
         return answer, time.perf_counter() - t0
+
+    async def get_json(
+        self, url: str, *, api_key: str | None = None, timeout_s: float = 10.0
+    ) -> dict | list | None:
+        """``GET url`` decoded as JSON: None when the server answers 404/405 or not JSON (an optional
+        endpoint such as ``/props``); raises a :class:`TransportError` subclass otherwise."""
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        try:
+            async with self._session().get(
+                url, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
+            ) as r:
+                text = await r.text(errors="replace")
+                if r.status in (404, 405):
+                    return None
+                if r.status >= 400:
+                    raise _error_for(r.status, text, url, _retry_after(r.headers))
+        except TransportError:
+            raise
+        except TimeoutError as e:
+            raise Timeout(f"{url}: request timed out after {timeout_s:g} s", 408) from e
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as e:
+            raise APIConnectionError(f"{url}: connection failed: {type(e).__name__}: {e}") from e
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
 
     def _close_all(self) -> None:
         for loop, s in list(self._sessions.items()):

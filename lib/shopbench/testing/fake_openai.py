@@ -44,7 +44,7 @@ malformed, truncated, disconnect, finish_reason, retry_after); ``content`` alway
 answered with HTTP 400 so typos in tests fail loudly.
 
 Server-wide control: ``FakeOpenAIServer(latency_s=..., script=...)``.  ``script(body_dict)`` may return a
-dict with the same keys as a directive (plus ``response``: a JSON body to send verbatim, and ``headers``:
+dict with the same keys as a directive (plus ``response``: a JSON body to send verbatim, with ``status`` when given, and ``headers``:
 extra response headers); precedence is ``latency_s`` < script < directive.  Both attributes can be
 reassigned while the server runs.
 
@@ -463,11 +463,14 @@ class FakeOpenAIServer:
         port: int = 0,
         models: tuple[str, ...] = ("fake",),
         record_requests: bool = True,
+        model_meta: dict[str, Any] | None = None,
     ) -> None:
         self.latency_s = float(latency_s)
         self.script = script
         self.host = host
         self.models = tuple(models)
+        # extra fields of every /v1/models entry, e.g. vLLM's {"max_model_len": 4096} (issue 25)
+        self.model_meta = dict(model_meta or {})
         self.record_requests = record_requests
         self._requested_port = port
         self.port: int | None = None
@@ -753,7 +756,8 @@ class FakeOpenAIServer:
         if method == "GET" and path in _MODELS_PATHS:
             self._record(method, path, headers, None, "models", chunked)
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "shopbench-fake"} for m in self.models
+                {"id": m, "object": "model", "created": 0, "owned_by": "shopbench-fake", **self.model_meta}
+                for m in self.models
             ]
             return _http_response(
                 200, json.dumps({"object": "list", "data": data}).encode(), keep_alive=keep_alive
@@ -820,10 +824,10 @@ class FakeOpenAIServer:
             behaviour = "disconnect"
         elif spec.get("timeout"):
             behaviour = "timeout"
+        elif "response" in spec:  # sent verbatim, with ``status`` when given (an error body of the test's)
+            behaviour = "response"
         elif status is not None and status >= 400:
             behaviour = f"status_{status}"
-        elif "response" in spec:
-            behaviour = "response"
         elif spec.get("malformed"):
             behaviour = "malformed"
         elif spec.get("truncated"):
