@@ -127,7 +127,8 @@ class PaceJudgeTask:
 
     def run(self, gateway, backbone, *, epochs: int, run_id: str):
         """The run table of notebook 20 (:func:`~shopbench.judges.sweep.sweep`), one row per record
-        and epoch, with the per-sample score ``correct`` (verdict = gold label; a failed row is wrong)."""
+        and epoch, with the per-sample score ``correct`` (verdict = gold label; a parse failure is wrong, a
+        failed call has no score: None, issue 25 §3)."""
         from ..judges.sweep import sweep
 
         runs = sweep(gateway, [self.protocol], [backbone.name], self.selected, repeats=epochs, run_id=run_id,
@@ -135,7 +136,8 @@ class PaceJudgeTask:
         ok = runs["parse_ok"].fillna(False).astype(bool)
         runs.insert(0, "sample_id", runs["record_id"])
         runs.insert(1, "epoch", runs["repeat"])
-        runs["correct"] = ok & (runs["verdict"] == runs["label"])
+        runs["correct"] = (ok & (runs["verdict"] == runs["label"])).astype(object)
+        runs.loc[runs["status"] == "error", "correct"] = None  # a failed call is no answer, never a score
         runs["unit_status"] = ["ok" if o else ("error" if s == "error" else "parse_error")
                                for o, s in zip(ok, runs["status"], strict=True)]  # fmt: skip
         runs["unit_error"] = [None if o else (e if s == "error" else pe)
@@ -171,7 +173,8 @@ class PaceJudgeTask:
                 "parse_failures": {"n": pf_row.get("n", 0), "call_errors": pf_row.get("n_call_error", 0),
                                    "parse_failures": pf_row.get("n_parse_fail", 0),
                                    "parse_failure_rate": pf_row.get("parse_fail_rate"), "by_kind": kinds},
-                "verdict_accuracy": float(runs["correct"].mean()) if len(runs) else None,
+                "verdict_accuracy": (float(runs["correct"].dropna().astype(float).mean())
+                                     if runs["parse_ok"].fillna(False).astype(bool).any() else None),
                 "s0_subset": "S0 reference subset" if self.s0_ids else "every GOOD and BAD record judged",
                 "protocol": self.protocol, "n_boot": self.n_boot}  # fmt: skip
 

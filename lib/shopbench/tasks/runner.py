@@ -23,8 +23,6 @@ import json
 import math
 import re
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,30 +115,23 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True):
     return Backbone(name=model, model=model, api_base=base_url.rstrip("/") if base_url else None)
 
 
-def _check_server(backbone, timeout_s: float = 5.0) -> None:
-    """A user-started server must answer before any sample is asked (issue 26 "Bad input": an
-    unreachable server is one message, exit 2). Uses the project's preflight (issue 25 §2) when the
-    library has one; otherwise asks ``GET <base>/models`` (any HTTP answer means reachable)."""
-    if not backbone.api_base:
+def _preflight(t, gateway, backbone) -> None:
+    """Issue 25 §2 before any sample is asked: one tiny uncached call to a user-started server or an API
+    model (reachable, key accepted, a structured-output form it takes, a context window that holds the
+    largest planned prompt); a failure is one :class:`~shopbench.llm.preflight.PreflightError` (exit 2)
+    naming the model, the server, what failed and the fix. Embedded ``local/`` backends need none."""
+    from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
+    from ..llm.preflight import Subject, check_subjects, needs_network
+    from ..paths import default_cache_dir
+
+    if not needs_network([backbone]):
         return
-    try:  # issue 25 §2 (negotiation + preflight) plugs in here once it lands
-        from ..llm import preflight as _pf  # type: ignore[attr-defined]
-    except ImportError:
-        _pf = None
-    if _pf is not None and hasattr(_pf, "preflight_backbone"):
-        _pf.preflight_backbone(backbone)
-        return
-    url = backbone.api_base + "/models"
-    try:
-        with urllib.request.urlopen(url, timeout=timeout_s):
-            pass
-    except urllib.error.HTTPError:
-        return  # it answered
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise UserError(f"the server at {backbone.api_base} does not answer ({reason})",
-                        fix="start it (e.g. python -m llama_cpp.server --model FILE --port PORT) or correct "
-                            "--model-base-url") from None  # fmt: skip
+    calls = t.calls(gateway, backbone, epochs=1)
+    biggest = max((estimate_tokens(list(c.messages)) for c in calls), default=0)
+    out_tokens = max((int(c.params.get("max_tokens") or DEFAULT_COMPLETION_TOKENS) for c in calls), default=0)
+    check_subjects(
+        [Subject(backbone, ["shopbench eval"], biggest, out_tokens)], cache_dir=default_cache_dir()
+    )
 
 
 def _gateway(log_dir: Path, backbone, max_cost: float | None, progress: bool):
@@ -199,9 +190,9 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     info, t, params, backbone, prompts, rid, out = _setup(
         task, model, model_base_url, limit, epochs, seed, log_dir, task_params
     )
-    _check_server(backbone)
     out.mkdir(parents=True, exist_ok=True)
     gw = _gateway(out, backbone, max_cost, progress)
+    _preflight(t, gw, backbone)
     run_id = f"{task}-{rid}"
     prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
     _write_json(out / "run.json", prov | {"status": "running"})
