@@ -108,14 +108,21 @@ def test_python_api_returns_the_cli_metrics(pace_run, outputs, monkeypatch):
     assert json.loads(json.dumps(res.metrics)) == cli
 
 
+def judged(srv) -> list[dict]:
+    """The requests of the sweep itself (the preflight's own calls left out)."""
+    from shopbench.testing.fake_openai import is_preflight
+
+    return [b for b in srv.bodies if not is_preflight(b)]
+
+
 def test_kill_9_then_rerun_repeats_no_call(outputs, tmp_path):
     """A run killed (SIGKILL) mid-sweep resumes: across both runs the server is asked each call once."""
     from shopbench.judges.deterministic import checks_judge
-    from shopbench.testing.fake_openai import FakeOpenAIServer
+    from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight
 
     log = tmp_path / "log"
-    with FakeOpenAIServer(script=lambda body: {"content": checks_judge(body["messages"], body)},
-                          latency_s=0.25) as srv:  # fmt: skip
+    script = answering_preflight(lambda body: {"content": checks_judge(body["messages"], body)})
+    with FakeOpenAIServer(script=script, latency_s=0.25) as srv:
         args = ["eval", "pace_judge", "--model", "openai/slow", "--model-base-url", srv.api_base, "--limit", "40",
                 "--log-dir", str(log), "-T", "n_boot=0", "--no-progress"]  # fmt: skip
         env = {**os.environ, "SHOPBENCH_OUTPUTS": str(outputs), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -123,15 +130,15 @@ def test_kill_9_then_rerun_repeats_no_call(outputs, tmp_path):
             [*SHOPBENCH, *args], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         deadline = time.time() + 120
-        while time.time() < deadline and p.poll() is None and len(srv.bodies) < 10:
+        while time.time() < deadline and p.poll() is None and len(judged(srv)) < 10:
             time.sleep(0.02)
         p.kill()  # SIGKILL: no cleanup
         p.communicate()
-        killed_after = len(srv.bodies)
+        killed_after = len(judged(srv))
         assert 0 < killed_after < 40, "the kill came too late to test resumption"
         r = run_cli(args, outputs)
         assert r.returncode == 0, r.stderr
-        asked = [json.dumps(b["messages"], sort_keys=True) for b in srv.bodies]
+        asked = [json.dumps(b["messages"], sort_keys=True) for b in judged(srv)]
     # the rerun asked only what the killed run had not finished: a call answered before the kill is never
     # asked again; only those in flight at the kill (at most the gateway's 8 concurrent calls) are
     again = len(asked) - len(set(asked))
@@ -145,16 +152,16 @@ def test_fake_openai_server_as_a_user_started_server(outputs):
     """`--model openai/x --model-base-url` goes over the wire to a server; here the project's fake server,
     answering every judge prompt with local/checks' own answer, so the metrics must equal local/checks'."""
     from shopbench.judges.deterministic import checks_judge
-    from shopbench.testing.fake_openai import FakeOpenAIServer
+    from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight
 
     def script(body):
         return {"content": checks_judge(body["messages"], body)}
 
-    with FakeOpenAIServer(script=script) as srv:
+    with FakeOpenAIServer(script=answering_preflight(script)) as srv:
         r = run_cli(["eval", "pace_judge", "--model", "openai/x", "--model-base-url", srv.api_base, "--limit", "5",
                      "--no-progress", "-T", "n_boot=200"], outputs)  # fmt: skip
         assert r.returncode == 0, r.stderr
-        n_requests = len(srv.bodies)
+        n_requests = len(judged(srv))
     d = log_dir_of(r.stdout)
     assert n_requests == 5 and len(call_rows(d)) == 5
     assert all(row["model"] == "openai/x" and not row["cache_hit"] for row in call_rows(d))
@@ -166,9 +173,9 @@ def test_fake_openai_server_as_a_user_started_server(outputs):
 
 
 def test_a_server_answering_garbage_is_no_score_and_exit_3(outputs):
-    from shopbench.testing.fake_openai import FakeOpenAIServer
+    from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight
 
-    with FakeOpenAIServer(script=lambda body: {"content": "not json"}) as srv:
+    with FakeOpenAIServer(script=answering_preflight(lambda body: {"content": "not json"})) as srv:
         r = run_cli(["eval", "pace_judge", "--model", "openai/y", "--model-base-url", srv.api_base, "--limit", "3",
                      "--no-progress", "-T", "n_boot=0"], outputs)  # fmt: skip
     assert r.returncode == 3 and "Traceback" not in r.stderr
@@ -288,7 +295,7 @@ def test_preview_counts_calls_and_makes_none(pace_run, outputs):
     (["eval", "pace_judge", "--model", "local/checks", "-T", "n_boot=many"], "n_boot='many' is not an integer"),
     (["eval", "pace_judge", "--model", "local/checks", "-T", "n_boot"], "is not key=value"),
     (["eval", "pace_judge", "--model", "local/chekcs"], "local/chekcs"),
-    (["eval", "pace_judge", "--model", "openai/x", "--model-base-url", "http://127.0.0.1:9/v1"], "does not answer"),
+    (["eval", "pace_judge", "--model", "openai/x", "--model-base-url", "http://127.0.0.1:9/v1"], "cannot be reached"),
     (["eval", "padme_evaluator", "--model", "local/schema-sampler", "-T", "pairs=/nonexistent/pairs.jsonl"],
      "/nonexistent/pairs.jsonl"),
     (["eval", "pace_judge", "--model", "local/checks", "--limit", "0"], "--limit 0"),

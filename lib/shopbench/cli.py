@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     _run_args(e)
     e.add_argument("--max-cost", type=float, help="stop before spending more than this many US dollars")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    e.add_argument("--max-connections", type=int, help="concurrent requests to the model (default: 1 for a "
+                   "--model-base-url server, which llama_cpp.server answers one at a time; 8 for a provider)")  # fmt: skip
+    e.add_argument("--timeout", type=float, help="seconds per request before it is retried (default: 600 "
+                   "for a --model-base-url server, 120 for a provider)")  # fmt: skip
     pv = sub.add_parser("preview", help="what eval would do: calls, tokens, dollars (no call)")
     _run_args(pv)
     ls = sub.add_parser(
@@ -145,7 +149,14 @@ def print_result(res) -> None:
 def cmd_eval(a: argparse.Namespace) -> int:
     from .tasks.runner import eval as run_eval
 
-    res = run_eval(a.task, max_cost=a.max_cost, progress=not a.no_progress, **_kwargs(a))
+    res = run_eval(
+        a.task,
+        max_cost=a.max_cost,
+        progress=not a.no_progress,
+        max_connections=a.max_connections,
+        timeout=a.timeout,
+        **_kwargs(a),
+    )
     print_result(res)
     return 0
 

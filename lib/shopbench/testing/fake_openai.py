@@ -1011,3 +1011,22 @@ def serve_until_signal(
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def is_preflight(body: Mapping[str, Any]) -> bool:
+    """Whether a request is one of the gateway's own preflight or negotiation calls (issue 25 §1–2:
+    the structured-output probe or the context-window probe), not a call of the sweep under test."""
+    from ..llm.negotiate import PROBE_MESSAGES
+
+    text = _last_user_text(list(body.get("messages") or []))
+    return text.startswith(PROBE_MESSAGES[0]["content"]) or text.endswith("\nReply with the word OK.")
+
+
+def answering_preflight(script: Callable[[dict], Any]) -> Callable[[dict], Any]:
+    """``script`` behind an answer to the preflight's calls (:func:`is_preflight`): ``{"ok": true}``,
+    the reply a healthy server gives, so a test's script sees only the sweep's own requests."""
+
+    def wrapped(body: dict) -> Any:
+        return {"content": '{"ok": true}'} if is_preflight(body) else script(body)
+
+    return wrapped
