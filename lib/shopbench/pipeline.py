@@ -33,9 +33,11 @@ from .paths import NOTEBOOKS_DIR, ROOT
 from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
+from .runprogress import stopped_line, watching
 from .uptodate import RunInputs, failed_calls, load_state, save_state
 
 PIPELINE_FILE = NOTEBOOKS_DIR / "pipeline.yaml"
+EXIT_STOPPED = 130  # Ctrl-C (128 + SIGINT), as a shell reports it
 
 
 @dataclass
@@ -166,6 +168,14 @@ class UpToDate:
                 f.writelines(json.dumps(a, ensure_ascii=False) + "\n" for a in mine)
 
 
+class Stopped(Exception):
+    """Ctrl-C while ``notebook`` ran, after ``done`` notebooks of this run had finished (issue 25 §4)."""
+
+    def __init__(self, notebook: str, nbs: list[dict]) -> None:
+        super().__init__(notebook)
+        self.notebook, self.done = notebook, sum(1 for nb in nbs if nb["status"] in ("ok", "up to date"))
+
+
 def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: dict[str, str],
                fresh: UpToDate | None = None) -> None:  # fmt: skip
     paper = root / "paper"
@@ -189,10 +199,15 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
             for old in (root / "calls").glob(f"{s.name}_*.jsonl"):  # this run's calls replace the last run's
                 old.unlink()
             try:
-                run_notebook(s, str(prof.path), root / "notebooks")
+                with watching(prof.name, s.name, root):  # the notebook's sweeps on the terminal (issue 25 §4)
+                    run_notebook(s, str(prof.path), root / "notebooks")
+            except KeyboardInterrupt:
+                raise Stopped(s.name, nbs) from None
             except (
                 Exception
             ) as e:  # papermill's error names the failing cell; the notebook keeps the traceback
+                if getattr(e, "ename", None) == "KeyboardInterrupt":  # the kernel saw Ctrl-C first
+                    raise Stopped(s.name, nbs) from None
                 status, reason = "failed", failure_reason(e)
                 outcome[s.name] = reason
                 print(f"[{prof.name}] {s.name} FAILED: {reason} (traceback in {root / 'notebooks' / s.path.name})",
@@ -221,7 +236,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     prof = load_profile(profile)
     if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
         check_before_run(str(prof.path))
-    steps = load_pipeline()
+    steps = load_pipeline(PIPELINE_FILE)
     if only:
         unknown = set(only) - {s.name for s in steps}
         if unknown:
@@ -257,7 +272,11 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
             if fleet_run is not None:
                 print(f"[{prof.name}] rehearsal: hosted_vllm/ models on a fleet of {len(fleet_run.bases)} server "
                       f"processes; the last dies after {fleet_run.kill_after} chat completions")  # fmt: skip
-        _run_steps(prof, steps, root, nbs, outcome, uptodate)
+        try:
+            _run_steps(prof, steps, root, nbs, outcome, uptodate)
+        except Stopped as e:  # one line, no traceback; the cache and ledger keep what was done
+            print(stopped_line(prof.name, e.notebook, root, e.done, len(steps)), file=sys.stderr, flush=True)
+            return EXIT_STOPPED
         if prof.params.rehearsal is not None:
             from .rehearsal.report import run_tables
 
@@ -341,7 +360,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "check":
         return check(a.profile)
-    return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview, rerun=a.rerun)
+    try:
+        return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview, rerun=a.rerun)
+    except KeyboardInterrupt:  # outside a notebook (the preview, the index): one line too (issue 25 §4)
+        print(f"[{a.profile}] stopped; rerun the same command to resume", file=sys.stderr)
+        return EXIT_STOPPED
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, overload
 
 from .. import secrets
+from ..progress import report as report_progress
 from ..progress import tqdm
 from ..strictjson import storable
 from ._litellm import get_litellm
@@ -421,11 +422,14 @@ class Gateway:
         bar = tqdm(total=len(calls), desc=desc or run_id, disable=not self.progress, unit="call",
                    initial=len(done), mininterval=0.5)  # fmt: skip
         counts = {"hits": 0, "fail": 0}
+        stats0 = dict(self.stats)  # this run's errors and parse failures, for the pipeline's progress line
 
         def tick(n: int = 1) -> None:
+            bar.update(n)  # a disabled bar does nothing, but still reports to the pipeline (issue 25 §4)
+            report_progress(bar, errors=self.stats["errors"] - stats0["errors"],
+                            parse_failures=self.stats["parse_errors"] - stats0["parse_errors"])  # fmt: skip
             if bar.disable:
                 return
-            bar.update(n)
             bar.set_postfix(
                 hits=counts["hits"], fail=counts["fail"], cost=f"${self.spent_usd:.4f}", refresh=False
             )
