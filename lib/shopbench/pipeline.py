@@ -30,6 +30,7 @@ from .config import claim_outputs, load_profile
 from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
 from .paths import NOTEBOOKS_DIR, ROOT
+from .plancheck import check_plan
 from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
@@ -52,8 +53,9 @@ class Step:
         return NOTEBOOKS_DIR / f"{self.name}.ipynb"
 
 
-def load_pipeline(path: Path = PIPELINE_FILE) -> list[Step]:
-    """The steps in order; ``needs`` must name earlier steps."""
+def load_pipeline(path: Path | None = None) -> list[Step]:
+    """The steps in order (of :data:`PIPELINE_FILE` by default); ``needs`` must name earlier steps."""
+    path = path or PIPELINE_FILE
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     steps: list[Step] = []
     for i, e in enumerate(data.get("notebooks") or []):
@@ -234,16 +236,11 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
 def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True,
         rerun: bool = False) -> int:  # fmt: skip
     prof = load_profile(profile)
+    steps = _known_only(only)
+    for n in check_plan(prof, only):  # issue 25 §2/§6: names and datasets, before anything starts
+        print(f"[{prof.name}] note: {n}", flush=True)
     if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
-        check_before_run(str(prof.path))
-    steps = load_pipeline(PIPELINE_FILE)
-    if only:
-        unknown = set(only) - {s.name for s in steps}
-        if unknown:
-            raise UserError(
-                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
-            )
-        steps = [s for s in steps if s.name in only]
+        check_before_run(str(prof.path), only)
     root = claim_outputs(prof)
     paper = root / "paper"
     uptodate = None
@@ -328,11 +325,29 @@ def substitutes(prof) -> dict[str, str]:
     }
 
 
-def check(profile: str) -> int:
-    """Validate a profile without running anything (``make paper`` does this first)."""
+def check(profile: str, only: list[str] | None = None) -> int:
+    """Validate a profile without running anything (``make paper`` does this first): its keys and values,
+    its backbone names and the datasets its planned notebooks read (:mod:`shopbench.plancheck`)."""
     prof = load_profile(profile)
+    _known_only(only)
+    notes = check_plan(prof, only)
     print(f"{prof.path}: valid profile; outputs go to {prof.out}")
+    for n in notes:
+        print(f"note: {n}")
     return 0
+
+
+def _known_only(only: list[str] | None) -> list[Step]:
+    """The pipeline's steps, or those ``only`` names (an unknown name is a :class:`UserError`)."""
+    steps = load_pipeline()
+    if only:
+        unknown = set(only) - {s.name for s in steps}
+        if unknown:
+            raise UserError(
+                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
+            )
+        steps = [s for s in steps if s.name in only]
+    return steps
 
 
 @exit_on_user_error
@@ -353,13 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="print the pipeline's notebooks in order")
     c = sub.add_parser("check", help="validate a profile (every key and value) and exit")
     c.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
+    c.add_argument("--only", nargs="*", help="check only for these notebooks (their datasets; as run --only)")
     a = ap.parse_args(argv)
     if a.cmd == "list":
         for s in load_pipeline():
             print(s.name, " ".join(s.produces))
         return 0
     if a.cmd == "check":
-        return check(a.profile)
+        return check(a.profile, a.only)
     try:
         return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview, rerun=a.rerun)
     except KeyboardInterrupt:  # outside a notebook (the preview, the index): one line too (issue 25 §4)
