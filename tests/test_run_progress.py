@@ -135,3 +135,20 @@ def test_stopped_line_without_a_progress_file_counts_logged_calls(tmp_path):
     assert stopped_line("smoke", "40_padme_synthesis", tmp_path, 3, 9) == (
         "[smoke] stopped in 40_padme_synthesis; 2 calls done; 3 of 9 notebooks done; rerun the same command to resume"
     )
+
+
+def test_stopped_line_names_the_sweep_cut_short_even_when_its_bar_closed(tmp_path):
+    """The kernel's shutdown may close the interrupted sweep's bar before the pipeline writes its line."""
+    (tmp_path / "progress").mkdir()
+    done = {"name": "GOOD responses", "unit": "it", "done": 160, "total": 160, "open": False}
+    cut = {"name": "judge smol", "unit": "unit", "done": 7, "total": 20, "calls": 35, "open": False}
+    f = tmp_path / "progress" / "20_pace_judge_sweep.json"
+    f.write_text(json.dumps({"sweeps": [done, cut]}))
+    assert stopped_line("paper", "20_pace_judge_sweep", tmp_path, 2, 10) == (
+        "[paper] stopped in 20_pace_judge_sweep; 7 of 20 units done (sweep 'judge smol', 35 calls); "
+        "2 of 10 notebooks done; rerun the same command to resume"
+    )
+    f.write_text(json.dumps({"sweeps": [done]}))  # every sweep finished: no units to name
+    assert stopped_line("paper", "20_pace_judge_sweep", tmp_path, 2, 10) == (
+        "[paper] stopped in 20_pace_judge_sweep; 2 of 10 notebooks done; rerun the same command to resume"
+    )

@@ -8,6 +8,11 @@ executed notebook keeps the finished bar (calls done, rate, elapsed time) as its
 
 ``SHOPBENCH_PROGRESS=off`` hides every bar. A loop of fewer than ``min_total`` steps (default 2, so
 the one-call runs of an agent loop) draws none: one bar per call is noise, not progress.
+
+Issue 25 §4: the terminal of ``make paper`` sees none of a kernel's bars, so the pipeline sets
+``SHOPBENCH_PROGRESS_FILE`` for each notebook and every bar made here, drawn or not, also reports its
+units, the calls, errors and parse failures counted into it (:func:`report`) and its ETA to that JSON
+file; :mod:`shopbench.runprogress` prints it.
 """
 
 from __future__ import annotations

@@ -68,12 +68,17 @@ def eta_s(s: dict, now: float | None = None) -> float | None:
     return elapsed / done * max(0, int(total) - done)
 
 
+def _plural(unit: str) -> str:
+    return "steps" if unit == "it" else unit if unit.endswith("s") else f"{unit}s"
+
+
 def sweep_text(s: dict, now: float | None = None) -> str:
     """``judge smol 12/20 units · 120 calls · 3 errors · 12 parse failures · ETA 4m10s``."""
     unit = str(s.get("unit") or "it")
     total = s.get("total")
-    parts = [f"{s.get('name') or 'sweep'} {s.get('done', 0)}/{total if total is not None else '?'} "
-             f"{unit}{'s' if unit in ('unit', 'call', 'trial') else ''}"]  # fmt: skip
+    parts = [
+        f"{s.get('name') or 'sweep'} {s.get('done', 0)}/{total if total is not None else '?'} {_plural(unit)}"
+    ]
     if unit != "call" and s.get("calls"):
         parts.append(f"{s['calls']} calls")
     for key, label in (("errors", "errors"), ("parse_failures", "parse failures")):
@@ -194,10 +199,19 @@ def stopped_line(profile: str, notebook: str | None, root: Path, done_notebooks:
     units = f"{done_notebooks} of {planned} notebooks done"
     if notebook is not None:
         where = f" in {notebook}"
-        s = current(read_progress(root / "progress" / f"{notebook}.json"))
+        # the sweep Ctrl-C stopped: still open, or the last one and short of its total (the kernel's
+        # shutdown may have closed its bar before this line is written)
+        sweeps = read_progress(root / "progress" / f"{notebook}.json")
+        running = [x for x in sweeps if x.get("open")]
+        last = sweeps[-1] if sweeps else None
+        s = (
+            running[-1]
+            if running
+            else (last if last and int(last.get("done") or 0) < int(last.get("total") or 0) else None)
+        )
         if s is not None and s.get("total") is not None:
             unit = str(s.get("unit") or "unit")
-            units = (f"{s.get('done', 0)} of {s['total']} {unit}s done (sweep '{s.get('name')}'"
+            units = (f"{s.get('done', 0)} of {s['total']} {_plural(unit)} done (sweep '{s.get('name')}'"
                      f"{', ' + str(s['calls']) + ' calls' if unit != 'call' and s.get('calls') else ''}); "
                      f"{done_notebooks} of {planned} notebooks done")  # fmt: skip
         else:
