@@ -47,13 +47,15 @@ def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(tmp_path):
         if done >= 5:
             break
         time.sleep(0.2)
-    assert done >= 5, f"the sweep never got going: {proc.poll()=}"
+    if done < 5:
+        proc.kill()
+        pytest.fail(f"the sweep never got going: {proc.communicate()}")
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, (stdout, stderr)
-    assert "Traceback" not in stdout + stderr
+    assert "Traceback" not in stdout + stderr, (stdout, stderr)
     lines = [x for x in stderr.splitlines() if x.strip()]
-    assert len(lines) == 1, stderr
+    assert len(lines) == 1, (stdout, stderr)
     line = lines[0]
     assert line.startswith("[smoke] stopped in 99_slow_sweep; ") and line.endswith(
         "; rerun the same command to resume"

@@ -103,6 +103,8 @@ class _Reporter:
              "parse_failures": 0, "started": now, "updated": now, "eta_s": None, "open": True}  # fmt: skip
         with self.lock:
             around = [t for t in self.by_bar.values() if t["open"]]
+            if not around and s["total"] is not None and s["total"] < 2:
+                return  # a one-call run outside any sweep (an agent's next turn): noise, not progress
             if around:
                 self.parent[id(s)] = around[-1]
             else:

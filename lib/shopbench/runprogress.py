@@ -31,6 +31,7 @@ from .progress import FILE_ENV
 POLL_S = 0.5
 LOG_EVERY_S = 10.0
 TTY_EVERY_S = 1.0
+QUIET_START_S = 3.0
 
 
 def read_progress(path: Path) -> list[dict]:
@@ -122,6 +123,8 @@ class Watcher(threading.Thread):
                 continue  # stopped short (a budget, or Ctrl-C): said after the notebook, if it ends normally
             if text == last_text or (not finished and key in self._last and now - last_t < self.every_s):
                 continue
+            if not finished and now - float(s.get("started") or now) < min(self.every_s, QUIET_START_S):
+                continue  # a sweep that ends within seconds gets its "done" line only
             self._emit(self.prefix + text, keep=finished or not self.tty)
             self._last[key] = (now, text)
 

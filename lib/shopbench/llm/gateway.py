@@ -420,7 +420,7 @@ class Gateway:
 
         new_rows: dict[tuple[str, str], dict] = {}
         bar = tqdm(total=len(calls), desc=desc or run_id, disable=not self.progress, unit="call",
-                   initial=len(done), mininterval=0.5)  # fmt: skip
+                   initial=len(calls) - len(pending), mininterval=0.5)  # fmt: skip
         counts = {"hits": 0, "fail": 0}
         stats0 = dict(self.stats)  # this run's errors and parse failures, for the pipeline's progress line
 
