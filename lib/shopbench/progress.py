@@ -98,12 +98,12 @@ class _Reporter:
 
     def open(self, bar: Any, name: str, unit: str, total: Any, initial: int) -> None:
         now = time.time()
-        s = {"name": name, "unit": unit, "done": int(initial or 0),
-             "total": int(total) if isinstance(total, int | float) else None, "calls": 0, "errors": 0,
+        n = int(total) if isinstance(total, int | float) else None
+        s: dict[str, Any] = {"name": name, "unit": unit, "done": int(initial or 0), "total": n, "calls": 0, "errors": 0,
              "parse_failures": 0, "started": now, "updated": now, "eta_s": None, "open": True}  # fmt: skip
         with self.lock:
             around = [t for t in self.by_bar.values() if t["open"]]
-            if not around and s["total"] is not None and s["total"] < 2:
+            if not around and n is not None and n < 2:
                 return  # a one-call run outside any sweep (an agent's next turn): noise, not progress
             if around:
                 self.parent[id(s)] = around[-1]
