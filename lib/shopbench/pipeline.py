@@ -39,12 +39,15 @@ from .errors import UserError, exit_on_user_error
 from .llm.calllog import read_logs
 from .llm.outcomes import EXIT_NO_ANSWER, count_line, no_answer_subjects
 from .paths import NOTEBOOKS_DIR, ROOT
+from .plancheck import check_plan
 from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
 from .report.artifacts import now_iso, read_artifacts
+from .runprogress import stopped_line, watching
 from .uptodate import RunInputs, failed_calls, load_state, save_state
 
 PIPELINE_FILE = NOTEBOOKS_DIR / "pipeline.yaml"
+EXIT_STOPPED = 130  # Ctrl-C (128 + SIGINT), as a shell reports it
 
 
 @dataclass
@@ -59,8 +62,9 @@ class Step:
         return NOTEBOOKS_DIR / f"{self.name}.ipynb"
 
 
-def load_pipeline(path: Path = PIPELINE_FILE) -> list[Step]:
-    """The steps in order; ``needs`` must name earlier steps."""
+def load_pipeline(path: Path | None = None) -> list[Step]:
+    """The steps in order (of :data:`PIPELINE_FILE` by default); ``needs`` must name earlier steps."""
+    path = path or PIPELINE_FILE
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     steps: list[Step] = []
     for i, e in enumerate(data.get("notebooks") or []):
@@ -180,6 +184,14 @@ class UpToDate:
                 f.writelines(json.dumps(a, ensure_ascii=False) + "\n" for a in mine)
 
 
+class Stopped(Exception):
+    """Ctrl-C while ``notebook`` ran, after ``done`` notebooks of this run had finished (issue 25 §4)."""
+
+    def __init__(self, notebook: str, nbs: list[dict]) -> None:
+        super().__init__(notebook)
+        self.notebook, self.done = notebook, sum(1 for nb in nbs if nb["status"] in ("ok", "up to date"))
+
+
 def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: dict[str, str],
                fresh: UpToDate | None = None) -> None:  # fmt: skip
     paper = root / "paper"
@@ -203,10 +215,15 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
             for old in (root / "calls").glob(f"{s.name}_*.jsonl"):  # this run's calls replace the last run's
                 old.unlink()
             try:
-                run_notebook(s, str(prof.path), root / "notebooks")
+                with watching(prof.name, s.name, root):  # the notebook's sweeps on the terminal (issue 25 §4)
+                    run_notebook(s, str(prof.path), root / "notebooks")
+            except KeyboardInterrupt:
+                raise Stopped(s.name, nbs) from None
             except (
                 Exception
             ) as e:  # papermill's error names the failing cell; the notebook keeps the traceback
+                if getattr(e, "ename", None) == "KeyboardInterrupt":  # the kernel saw Ctrl-C first
+                    raise Stopped(s.name, nbs) from None
                 status, reason = "failed", failure_reason(e)
                 outcome[s.name] = reason
                 print(f"[{prof.name}] {s.name} FAILED: {reason} (traceback in {root / 'notebooks' / s.path.name})",
@@ -233,17 +250,12 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
 def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True,
         rerun: bool = False, preflight: bool = True) -> int:  # fmt: skip
     prof = load_profile(profile)
+    steps = _known_only(only)
+    for n in check_plan(prof, only):  # issue 25 §2/§6: names and datasets, before anything starts
+        print(f"[{prof.name}] note: {n}", flush=True)
     pv = None
     if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
-        pv = check_before_run(str(prof.path))
-    steps = load_pipeline()
-    if only:
-        unknown = set(only) - {s.name for s in steps}
-        if unknown:
-            raise UserError(
-                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
-            )
-        steps = [s for s in steps if s.name in only]
+        pv = check_before_run(str(prof.path), only)
     if preflight:  # issue 25 item 2: every model under test answers, with room for the prompts
         from .llm.preflight import preflight as check_models
 
@@ -278,7 +290,11 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
             if fleet_run is not None:
                 print(f"[{prof.name}] rehearsal: hosted_vllm/ models on a fleet of {len(fleet_run.bases)} server "
                       f"processes; the last dies after {fleet_run.kill_after} chat completions")  # fmt: skip
-        _run_steps(prof, steps, root, nbs, outcome, uptodate)
+        try:
+            _run_steps(prof, steps, root, nbs, outcome, uptodate)
+        except Stopped as e:  # one line, no traceback; the cache and ledger keep what was done
+            print(stopped_line(prof.name, e.notebook, root, e.done, len(steps)), file=sys.stderr, flush=True)
+            return EXIT_STOPPED
         if prof.params.rehearsal is not None:
             from .rehearsal.report import run_tables
 
@@ -352,11 +368,29 @@ def substitutes(prof) -> dict[str, str]:
     }
 
 
-def check(profile: str) -> int:
-    """Validate a profile without running anything (``make paper`` does this first)."""
+def check(profile: str, only: list[str] | None = None) -> int:
+    """Validate a profile without running anything (``make paper`` does this first): its keys and values,
+    its backbone names and the datasets its planned notebooks read (:mod:`shopbench.plancheck`)."""
     prof = load_profile(profile)
+    _known_only(only)
+    notes = check_plan(prof, only)
     print(f"{prof.path}: valid profile; outputs go to {prof.out}")
+    for n in notes:
+        print(f"note: {n}")
     return 0
+
+
+def _known_only(only: list[str] | None) -> list[Step]:
+    """The pipeline's steps, or those ``only`` names (an unknown name is a :class:`UserError`)."""
+    steps = load_pipeline()
+    if only:
+        unknown = set(only) - {s.name for s in steps}
+        if unknown:
+            raise UserError(
+                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
+            )
+        steps = [s for s in steps if s.name in only]
+    return steps
 
 
 @exit_on_user_error
@@ -388,21 +422,20 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="print the pipeline's notebooks in order")
     c = sub.add_parser("check", help="validate a profile (every key and value) and exit")
     c.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
+    c.add_argument("--only", nargs="*", help="check only for these notebooks (their datasets; as run --only)")
     a = ap.parse_args(argv)
     if a.cmd == "list":
         for s in load_pipeline():
             print(s.name, " ".join(s.produces))
         return 0
     if a.cmd == "check":
-        return check(a.profile)
-    return run(
-        a.profile,
-        a.only,
-        fresh=not a.keep_logs,
-        preview=not a.no_preview,
-        rerun=a.rerun,
-        preflight=not a.no_preflight,
-    )
+        return check(a.profile, a.only)
+    try:
+        return run(a.profile, a.only, fresh=not a.keep_logs, preview=not a.no_preview, rerun=a.rerun,
+                   preflight=not a.no_preflight)  # fmt: skip
+    except KeyboardInterrupt:  # outside a notebook (the preview, the index): one line too (issue 25 §4)
+        print(f"[{a.profile}] stopped; rerun the same command to resume", file=sys.stderr)
+        return EXIT_STOPPED
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 ``make preview PROFILE=<name>`` (``python -m shopbench.preview --profile <name>``) and
 ``python -m shopbench.pipeline run`` (before its first notebook) print, per notebook × backbone:
 calls, input and output tokens, dollars and hours, and write ``outputs/<profile>/paper/preview.json``.
+With ``--only`` (as ``pipeline run --only``) it covers those notebooks alone; it first runs the checks of
+:mod:`shopbench.plancheck` (backbone names, datasets; issue 25 §2).
 It needs no key and makes no model call: prices come from litellm's bundled price map, prompts from
 the project's own prompt builders.
 
@@ -35,7 +37,8 @@ How each notebook's numbers are made (each line's ``method`` says which):
 Hours: an anytime sweep (``llm_budget_min``, ``llm_evaluator_budget_min`` + ``llm_recorded_budget_min``)
 is capped at its budget; its calls and tokens stay the plan's (the budget stops it earlier). API
 models at ``1 s + output tokens / 60 tokens/s`` per call, divided by the provider's
-concurrency; self-hosted servers (``hosted_vllm/``, ``ollama/`` …) at ``1 s + output / 50`` per call
+concurrency; self-hosted servers (``hosted_vllm/``, ``ollama/`` …, and any backbone with ``api_base``: a
+server the user runs) at ``1 s + output / 50`` per call
 × concurrency per server; llama.cpp models from ``outputs/bench/local_llm.json`` when present (prompt
 and generation tokens/s), else :data:`LOCAL_RATES` (measured 2026-12-01, docs/DESIGN.md); embedded
 ``local/`` backends at :data:`EMBEDDED_S_PER_CALL` each, one at a time (pure Python under the GIL).
@@ -160,6 +163,17 @@ def _kind(model: str) -> str:
     if provider in SELF_HOSTED:
         return "self-hosted"
     return "api"
+
+
+def _backbone_kind(b, model: str) -> str:
+    """A profile backbone's kind: a project-started server is ``llamacpp``; one with ``api_base`` (a
+    server the user runs, whatever its provider prefix, e.g. ``openai/smol`` on a llama.cpp server) is
+    ``self-hosted``: time, not a bill (issue 25 §2); else by the model's provider (:func:`_kind`)."""
+    if b is not None and b.server:
+        return "llamacpp"
+    if b is not None and (b.api_base or b.api_bases) and _kind(model) != "embedded":
+        return "self-hosted"
+    return _kind(model)
 
 
 CACHE_MIN_TOKENS = 1024  # OpenAI caches prefixes of >= 1,024 tokens; Anthropic's minimum for Sonnet/Opus
@@ -351,7 +365,7 @@ class _Builder:
             max_in: float | None = None) -> None:  # fmt: skip
         model = self.model(backbone)
         b = self.backbones.get(backbone)
-        kind = "llamacpp" if b is not None and b.server else _kind(model)  # a project-started server
+        kind = _backbone_kind(b, model)
         self.preview.lines.append(Line(
             notebook=notebook, backbone=backbone, model=model, role=role, calls=int(calls),
             input_tokens=int(round(calls * mean_in)), output_tokens=int(round(calls * mean_out)), kind=kind,
@@ -649,18 +663,19 @@ class _Builder:
             )
 
 
-def build_preview(prof, bench_dir: Path | None = None) -> Preview:
-    """The preview of a loaded profile (:func:`shopbench.config.load_profile`): no key, no call."""
+def build_preview(prof, bench_dir: Path | None = None, only: Sequence[str] | None = None) -> Preview:
+    """The preview of a loaded profile (:func:`shopbench.config.load_profile`): no key, no call; with
+    ``only``, of those notebooks alone (``pipeline run --only``, issue 25 §2)."""
     from .llm.backends import Backbone
     from .llm.batch import batch_price_factor, batchable
     from .paths import outputs_root
 
     b = _Builder(prof)
-    b.judging()
-    b.paceshop()
-    b.synthesis()
-    b.evaluators()
-    b.shop()
+    for notebook, section in (("20_pace_judge_sweep", b.judging), ("10_paceshop_build", b.paceshop),
+                              ("40_padme_synthesis", b.synthesis), ("50_padme_meta_eval", b.evaluators),
+                              ("80_shop_agents", b.shop)):  # fmt: skip
+        if not only or notebook in only:
+            section()
     pv = b.preview
     rates = local_rates(bench_dir or outputs_root() / "bench")
     conc = {**{"llamacpp": 1, "local": 4, "default": 8}, **dict(prof.params.gateway.concurrency)}
@@ -777,18 +792,26 @@ def write(pv: Preview, paper_dir: Path, refused: list[str]) -> Path:
     return path
 
 
-def run_preview(profile: str, quiet: bool = False) -> tuple[Preview, list[str], Path]:
-    """Build, print and write the preview of ``profile``; returns it with its refusals and the file."""
+def run_preview(
+    profile: str, quiet: bool = False, only: Sequence[str] | None = None
+) -> tuple[Preview, list[str], Path]:
+    """Build, print and write the preview of ``profile`` (its notebooks in ``only``, else all) after the
+    checks of :func:`shopbench.plancheck.check_plan`; returns it with its refusals and the file."""
     from .config import claim_outputs, load_profile
+    from .plancheck import check_plan
 
     prof = load_profile(profile)
+    notes = check_plan(prof, only)  # an undefined backbone or a missing dataset: one message, exit 2
     with ExitStack() as stack:
         if prof.params.rehearsal is not None:  # a rehearsal's models answer from the local server
             from .rehearsal import active, pointed_at
 
             if not active():
                 stack.enter_context(pointed_at("http://127.0.0.1:0"))
-        pv = build_preview(prof)
+        pv = build_preview(prof, only=only)
+        if only:
+            pv.notes.append(f"only the notebooks {', '.join(only)} (--only)")
+        pv.notes.extend(notes)
         refused = refusals(pv, prof.params.gateway)
     path = write(pv, claim_outputs(prof) / "paper", refused)
     if not quiet:
@@ -812,10 +835,10 @@ def needs_gate(prof) -> bool:
     return g.max_local_hours is not None or bool(kinds & {"api", "self-hosted"})
 
 
-def check_before_run(profile: str) -> Preview:
+def check_before_run(profile: str, only: Sequence[str] | None = None) -> Preview:
     """The pipeline's gate: print the preview, raise a :class:`UserError` when a limit is exceeded;
     returns the preview (the preflight reuses its prompt sizes, issue 25)."""
-    pv, refused, path = run_preview(profile)
+    pv, refused, path = run_preview(profile, only=only)
     if refused:
         raise UserError("this run would exceed its limits: " + "; ".join(refused),
                         fix=f"see {path}; change the setting named above and run again")  # fmt: skip
@@ -826,8 +849,13 @@ def check_before_run(profile: str) -> Preview:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m shopbench.preview", description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
+    ap.add_argument("--only", nargs="*", help="preview only these notebooks (as pipeline run --only)")
     a = ap.parse_args(argv)
-    run_preview(a.profile)
+    if a.only:
+        from .pipeline import _known_only
+
+        _known_only(a.only)
+    run_preview(a.profile, only=a.only)
     return 0  # a preview informs; the pipeline refuses (check_before_run)
 
 

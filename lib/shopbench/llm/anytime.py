@@ -74,6 +74,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
+from ..progress import report as report_progress
 from ..progress import tqdm
 from .cache import thread_connection
 from .gateway import Call
@@ -348,6 +349,7 @@ def run_anytime(
             eta = min(rest, mean * left) if mean is not None else rest
             txt = f"model time {_fmt_min(spent)}/{_fmt_min(budget_s)} min budget"
         eta_txt = "?" if eta is None else f"{_fmt_min(eta)} min"
+        report_progress(bar, eta_s=eta)  # the pipeline's progress line (issue 25 §4)
         bar.set_postfix_str(
             f"{txt}, ETA {eta_txt}, cached {n_cached}, new {n_new}"
         )  # refreshes: units are slow

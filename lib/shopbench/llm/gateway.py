@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, overload
 
 from .. import secrets
+from ..progress import report as report_progress
 from ..progress import tqdm
 from ..strictjson import storable
 from ._litellm import get_litellm
@@ -434,16 +435,17 @@ class Gateway:
 
         new_rows: dict[tuple[str, str], dict] = {}
         bar = tqdm(total=len(calls), desc=desc or run_id, disable=not self.progress, unit="call",
-                   initial=len(done), mininterval=0.5)  # fmt: skip
+                   initial=len(calls) - len(pending), mininterval=0.5)  # fmt: skip
         # issue 25 item 3: the bar counts answers by kind (ok / parse failure / call error), not only hits
         counts = {"hits": 0, "fail": 0, "ok": 0, "parse": 0}
 
         def tick(n: int = 1, rows: Sequence[Mapping[str, Any]] = ()) -> None:
             for r in rows:  # rows recorded elsewhere (provider batches): count them by kind here
                 counts[{"ok": "ok", "error": "fail"}.get(r.get("status"), "parse")] += 1
+            bar.update(n)  # a disabled bar does nothing, but still reports to the pipeline (issue 25 §4)
+            report_progress(bar, errors=counts["fail"], parse_failures=counts["parse"])
             if bar.disable:
                 return
-            bar.update(n)
             bar.set_postfix(ok=counts["ok"], parse_fail=counts["parse"], call_err=counts["fail"],
                             hits=counts["hits"], cost=f"${self.spent_usd:.4f}", refresh=False)  # fmt: skip
 
