@@ -90,8 +90,9 @@ def _check_args(limit, epochs, seed, max_cost) -> None:
 
 
 # ---- the subject under test ---------------------------------------------------------------------
-def _backbone(model: str, base_url: str | None, need_key: bool = True):
-    """The model as a gateway backbone; a name nothing can serve is one UserError."""
+def _backbone(model: str, base_url: str | None, need_key: bool = True, called: bool = True):
+    """The model as a gateway backbone; a name nothing can serve is one UserError. ``called=False``: the
+    task asks the model nothing (``pace_assistant -T responses=FILE``: the name labels recorded outputs)."""
     from ..llm import Backbone
     from ..llm.backends import check_model
 
@@ -107,6 +108,8 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True):
                          fix=f"use --model openai/{model.split('/', 1)[-1]}")  # fmt: skip
     from ..llm import MissingKeyError
 
+    if not called:
+        return Backbone(name=model, model=model, api_base=base_url.rstrip("/") if base_url else None)
     try:
         check_model(model, base_url)
     except MissingKeyError as e:
@@ -155,7 +158,7 @@ def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_param
     _check_args(limit, epochs, seed, None)
     info = get_task(task)
     t, params = info.build(task_params)
-    backbone = _backbone(model, model_base_url, need_key)
+    backbone = _backbone(model, model_base_url, need_key, getattr(t, "calls_model", True))
     t.prepare(limit=limit, seed=seed)
     prompts = t.prompts()
     rid = run_identity(task, _plain_params(params), model, backbone.api_base, limit, epochs, seed, prompts)
@@ -174,7 +177,7 @@ def _plain_params(params: dict) -> dict:
     return out
 
 
-_PATH_KEYS = ("records", "pairs", "recorded", "prompt")
+_PATH_KEYS = ("records", "pairs", "recorded", "prompt", "responses")
 
 
 # ---- eval and preview ---------------------------------------------------------------------------
@@ -199,7 +202,8 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     info, t, params, backbone, prompts, rid, out = _setup(
         task, model, model_base_url, limit, epochs, seed, log_dir, task_params
     )
-    _check_server(backbone)
+    if getattr(t, "calls_model", True):
+        _check_server(backbone)
     out.mkdir(parents=True, exist_ok=True)
     gw = _gateway(out, backbone, max_cost, progress)
     run_id = f"{task}-{rid}"
