@@ -143,7 +143,25 @@ def print_result(res) -> None:
         kinds = {k: n for k, n in pf["by_kind"].items() if n}
         if kinds:
             print("  parse failures by kind:  " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+    _print_extras(m)
     print(f"log: {res.log_dir}")
+
+
+def _print_extras(m: dict, max_notes: int = 20) -> None:
+    """A task's second subject (pace_assistant's judge), its label distributions and per-sample notes
+    (repairs, rejections), when the task reports them."""
+    j = m.get("judge")
+    if isinstance(j, dict) and "not_judged" in j:
+        print(f"  judge {j['model']} ({j['protocol']}): {j['units']} units (ok {j['ok']}, parse failures "
+              f"{j['parse_error']}, call errors {j['error']}, not judged {j['not_judged']})")  # fmt: skip
+    for name, d in (m.get("distributions") or {}).items():
+        if d:
+            print(f"  {name}: " + ", ".join(f"{k} {n}" for k, n in d.items()))
+    notes = m.get("notes") or []
+    for n in notes[:max_notes]:
+        print(f"  {n}")
+    if len(notes) > max_notes:
+        print(f"  … {len(notes) - max_notes} more in samples.jsonl")
 
 
 def cmd_eval(a: argparse.Namespace) -> int:

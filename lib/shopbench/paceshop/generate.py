@@ -605,6 +605,23 @@ def grammar_schema(pool: EvidencePool, order: Sequence[str] = RESPONSE_KEYS) -> 
     return {"anyOf": [one(n) for n in BOLD_COUNTS]}
 
 
+@dataclass(frozen=True)
+class Assessment:
+    """One generator answer as :meth:`LLMGenerator.assess` reads it: ``status`` is the unit's outcome
+    (``ok``: an answer that met the JSON contract, accepted or not; ``parse_error``: it broke the
+    contract; ``error``: the call failed), ``response`` the parsed answer (None unless ``ok``),
+    ``checks`` its twelve checks, ``accepted`` the build's acceptance rule (:data:`HARD_CHECKS`, B.9),
+    ``reason`` why it was not accepted, ``row`` the gateway row."""
+
+    assignment_id: str
+    status: str
+    response: Response | None
+    checks: dict[str, bool] | None
+    accepted: bool
+    reason: str | None
+    row: CallResult | None = None
+
+
 class LLMGenerator:
     """GOOD responses from a model: the B.9 prompt, one call per assignment, temperature 0, the
     six-key JSON contract; parse failures and hard-check failures are rejections with a reason
@@ -681,28 +698,30 @@ class LLMGenerator:
                 out.append(Call(aid, self.model, messages, params=dict(self.params), **kw))
         return out
 
-    def parse(
-        self, rows: Sequence[CallResult], items: Sequence
-    ) -> list[tuple[Response | None, list[str], str | None]]:
-        """Per item: ``(response, used_ids, None)`` when accepted (used ids = its attribution_list),
-        else ``(None, [], reason)``: the gateway error, the contract parse error, or the failed hard
-        checks (with the offending evidence ids)."""
+    def assess(self, rows: Sequence[CallResult], items: Sequence) -> list[Assessment]:
+        """Per item, everything known about its answer (:class:`Assessment`): the unit's outcome
+        (``ok`` / ``parse_error`` / ``error``, issue 25 §3), the parsed response even when the hard
+        checks reject it, its twelve checks and the acceptance rule's verdict with its reason. The
+        one reading of the generator's rows: :meth:`parse` (notebook 10's build and L4 slice) and the
+        ``pace_assistant`` task (issue 26 §1) both go through it."""
         by_id = {r["item_id"]: r for r in rows}
-        out: list[tuple[Response | None, list[str], str | None]] = []
+        out: list[Assessment] = []
         for item in items:
             aid, _, _, pool = _unpack(item)
             row = by_id.get(aid)
             if row is None:
-                out.append((None, [], "no gateway row for this assignment"))
+                out.append(Assessment(aid, "error", None, None, False, "no gateway row for this assignment"))
                 continue
             if row.get("status") != "ok":
                 why = row.get("parse_error") or row.get("error") or row.get("status")
-                out.append((None, [], f"contract parse failure: {why}"))
+                status = "error" if row.get("status") == "error" else "parse_error"
+                out.append(Assessment(aid, status, None, None, False, f"contract parse failure: {why}", row))
                 continue
             try:
                 resp = Response.model_validate(row["parsed"])
             except Exception as e:  # noqa: BLE001 - recorded as the reason
-                out.append((None, [], f"contract parse failure: {type(e).__name__}: {str(e)[:300]}"))
+                out.append(Assessment(aid, "parse_error", None, None, False,
+                                      f"contract parse failure: {type(e).__name__}: {str(e)[:300]}", row))  # fmt: skip
                 continue
             cand = {s.evidence_id for s in pool.snippets}
             checks = run_checks(resp, cand, resp.attribution_list)
@@ -713,10 +732,19 @@ class LLMGenerator:
                     bad = [i for i in resp.attribution_list if i not in cand]
                     reason += (f" (evidence ids not in pool: {bad[:3]}{' …' if len(bad) > 3 else ''})"
                                if bad else " (no attributions)")  # fmt: skip
-                out.append((None, [], reason))
+                out.append(Assessment(aid, "ok", resp, checks, False, reason, row))
                 continue
-            out.append((resp, list(resp.attribution_list), None))
+            out.append(Assessment(aid, "ok", resp, checks, True, None, row))
         return out
+
+    def parse(
+        self, rows: Sequence[CallResult], items: Sequence
+    ) -> list[tuple[Response | None, list[str], str | None]]:
+        """Per item: ``(response, used_ids, None)`` when accepted (used ids = its attribution_list),
+        else ``(None, [], reason)``: the gateway error, the contract parse error, or the failed hard
+        checks (with the offending evidence ids). Read from :meth:`assess`."""
+        return [(a.response, list(a.response.attribution_list), None) if a.accepted and a.response is not None
+                else (None, [], a.reason) for a in self.assess(rows, items)]  # fmt: skip
 
     def run(self, items: Sequence, run_id: str) -> list[tuple[Response | None, list[str], str | None]]:
         """Calls through the gateway, then :meth:`parse`."""

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,12 +78,12 @@ class L5Input:
 def pick_inputs(records: Sequence, n: int, seed: int) -> list[L5Input]:
     """The first ``n`` test GOOD records in the L4 slice's seeded order (``random.Random(f"{seed}:l4")``
     over the test GOODs in file order, as :func:`.slices.shared_inputs`)."""
-    goods = [r for r in records if r.kind == "good" and r.split == "test"]
+    from .slices import test_goods_in_order
+
+    goods = test_goods_in_order(records, n, seed)
     if not goods:
         raise ValueError("the build holds no test-split GOOD record to take queries from")
-    order = list(range(len(goods)))
-    random.Random(f"{seed}:l4").shuffle(order)
-    return [L5Input(goods[i].assignment_id, goods[i].query, goods[i].persona) for i in order[:n]]
+    return [L5Input(g.assignment_id, g.query, g.persona) for g in goods]
 
 
 def render(template: str, item: L5Input) -> str:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import Persona, Response
+from ..core._base import Model
 from ..errors import InputError, read_text
 from ..strictjson import StrictJSONError, loads
 from .checks import run_checks
@@ -92,10 +93,17 @@ class ImportedOutput:
     candidate_ids: list[str] | None
     repairs: list[str] = field(default_factory=list)
     checks: dict[str, bool] = field(default_factory=dict)
+    where: str = ""  # "line 3" / "item 2" in the file
 
     @property
     def persona_claims_withheld(self) -> bool:
         return self.persona is None
+
+    @property
+    def assignment_id(self) -> str | None:
+        """The PACEShop assignment the output answers, when the file names one (``assignment_id``)."""
+        a = self.raw.get("assignment_id") if isinstance(self.raw, dict) else None
+        return str(a) if a not in (None, "") else None
 
 
 @dataclass
@@ -163,6 +171,13 @@ def _dedup(xs: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(xs))
 
 
+def output_checks(resp: Response, candidate_ids: Iterable[str] | None) -> dict[str, bool]:
+    """The 12 checks of an imported output: against its candidate evidence when known, else against the
+    ids it cites (an output's attributions are then the only ids there are); the used ids are the cited ones."""
+    attr = list(resp.attribution_list)
+    return run_checks(resp, list(candidate_ids) if candidate_ids is not None else attr, attr)
+
+
 def normalise(obj: Any, n: int) -> ImportedOutput:
     """One output in the relaxed schema → :class:`ImportedOutput`; ``ValueError`` (with the reason)
     when it must be rejected."""
@@ -224,7 +239,7 @@ def normalise(obj: Any, n: int) -> ImportedOutput:
     cand_ids = _as_list("candidate evidence", cand, repairs) if cand is not None else None
     resp = Response(overview_text=ov, bold_categories=bold, productCategoryList=cats, category_search_queries=csq,
                     rqList=rq, attribution_list=attr)  # fmt: skip
-    checks = run_checks(resp, cand_ids if cand_ids is not None else attr, attr)
+    checks = output_checks(resp, cand_ids)
     if cand_ids is None:
         repairs.append("no candidate evidence given: evidence-id checks read the cited ids only")
     return ImportedOutput(oid, _clean(query), obj, resp, persona, cand_ids, repairs, checks)
@@ -292,5 +307,44 @@ def load_relaxed(path: str | Path) -> ImportReport:
             rejected.append({"where": where, "output_id": out.output_id, "reason": "repeated id"})
             continue
         seen.add(out.output_id)
+        out.where = where
         imported.append(out)
     return ImportReport(imported, rejected, str(p))
+
+
+# ---- the strict schema (issue 26 §1, §3) --------------------------------------------------------
+class StrictOutput(Model):
+    """One assistant output in the strict schema: the PACEShop response contract as it is, no alias
+    and no repair. ``id``, ``query`` and ``response`` (the six keys of :class:`~shopbench.core.Response`,
+    nothing else) are required; ``assignment_id`` (a PACEShop input the output answers),
+    ``persona`` (a B.7 persona) and ``candidate_evidence`` (the evidence ids it could cite) are optional.
+    Unknown keys are refused."""
+
+    id: str
+    query: str
+    response: Response
+    assignment_id: str | None = None
+    persona: Persona | None = None
+    candidate_evidence: list[str] | None = None
+
+
+STRICT_FIX = ("one JSON object per line with id, query and response {overview_text, bold_categories, "
+              "productCategoryList, category_search_queries, rqList, attribution_list}; or import it with "
+              "-T schema=relaxed")  # fmt: skip
+
+
+def load_strict(path: str | Path) -> ImportReport:
+    """Import a JSON-lines file of outputs in the strict schema (:class:`StrictOutput`): every line must
+    match it, or the whole file is refused with one :class:`~shopbench.errors.InputError` naming file,
+    line, output id and field (nothing is repaired, nothing is rejected one by one)."""
+    from .io import read_jsonl
+
+    outs = read_jsonl(path, StrictOutput, id_field="id", fix=STRICT_FIX)
+    if not outs:
+        raise InputError("holds no output", file=path, fix=STRICT_FIX)
+    imported = []
+    for n, o in enumerate(outs):
+        raw = o.model_dump(mode="json", exclude_none=True)
+        imported.append(ImportedOutput(o.id, o.query, raw, o.response, o.persona, o.candidate_evidence, [],
+                                       output_checks(o.response, o.candidate_evidence), f"output {n + 1}"))  # fmt: skip
+    return ImportReport(imported, [], str(path))

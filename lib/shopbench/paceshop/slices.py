@@ -61,15 +61,44 @@ def l4_generators(generators: Sequence[str | Mapping | L4Generator]) -> list[L4G
     return out
 
 
+def test_goods_in_order(records: Sequence, n: int | None, seed: int) -> list:
+    """The first ``n`` (all: None) test-split GOOD records in the slices' seeded order: a
+    ``random.Random(f"{seed}:l4")`` permutation of the test GOODs in file order. The L4 and L5 slices
+    and the ``pace_assistant`` task (issue 26 §1) draw their inputs from it, so they share queries."""
+    goods = [r for r in records if r.kind == "good" and r.split == "test"]
+    order = list(range(len(goods)))
+    random.Random(f"{seed}:l4").shuffle(order)
+    return [goods[i] for i in (order if n is None else order[:n])]
+
+
 def shared_inputs(res: BuildResult, n: int, seed: int) -> list[tuple]:
     """``n`` test-split assignments (aid, Query, Persona, EvidencePool) with their build GOOD record:
     the first ``n`` of a seeded permutation of the test GOODs (so a smaller ``n`` gives a prefix)."""
-    goods = [g for g in res.by_kind("good") if g.split == "test"]
     qby = {q.query_id: q for q in res.queries}
-    order = list(range(len(goods)))
-    random.Random(f"{seed}:l4").shuffle(order)
-    return [((goods[i].assignment_id, qby[goods[i].query_id], goods[i].persona, res.pools[goods[i].query_id]),
-             goods[i]) for i in order[:n]]  # fmt: skip
+    return [((g.assignment_id, qby[g.query_id], g.persona, res.pools[g.query_id]), g)
+            for g in test_goods_in_order(res.by_kind("good"), n, seed)]  # fmt: skip
+
+
+def record_inputs(records: Sequence, n: int | None, seed: int, queries: Mapping | None = None,
+                  pools: Mapping | None = None) -> list[tuple]:  # fmt: skip
+    """:func:`shared_inputs` from a build's records instead of its in-memory result (a build folder read
+    back, or a records file): the same inputs in the same order. ``queries`` and ``pools`` (by query id,
+    from the build's ``queries.jsonl`` and ``evidence_pools.jsonl``) are used when given; otherwise each
+    input's Query and EvidencePool are rebuilt from its record (the record's evidence is its pool's
+    snippets; the pool's products are the snippets' products in order)."""
+    from ..core import EvidencePool, Query
+
+    out = []
+    for g in test_goods_in_order(records, n, seed):
+        q = (queries or {}).get(g.query_id) or Query(query_id=g.query_id, query=g.query, vertical=g.vertical,
+                                                      mission=g.mission)  # fmt: skip
+        pool = (pools or {}).get(g.query_id) or EvidencePool(
+            query_id=g.query_id,
+            snippets=list(g.evidence),
+            product_ids=list(dict.fromkeys(s.canonical_product_id for s in g.evidence)),
+        )
+        out.append(((g.assignment_id, q, g.persona, pool), g))
+    return out
 
 
 def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
@@ -142,6 +171,8 @@ __all__ = [
     "L4Generator",
     "l4_generators",
     "shared_inputs",
+    "record_inputs",
+    "test_goods_in_order",
     "cross_generator_slice",
     "cross_generator_summary",
     "HARD_CHECKS",

@@ -8,6 +8,8 @@ there is one path from prompt to number.
 - :mod:`.registry` — :func:`task` (the decorator), :class:`Param`, :func:`get_task`, :func:`tasks`;
   imports nothing heavy, so ``shopbench list`` answers at once;
 - :mod:`.pace_judge` — ``pace_judge``: a model as a PACE judge on PACEShop records (notebooks 20, 30);
+- :mod:`.pace_assistant` — ``pace_assistant``: a model as the shopping assistant (B.9 prompt), or an
+  assistant's recorded outputs, scored by the 12 checks and a PACE judge (notebook 10's generation path);
 - :mod:`.padme_evaluator` — ``padme_evaluator``: a model as a pointwise PADMÉ evaluator (notebook 50);
 - :mod:`.runner` — :func:`eval` (``shopbench.eval``, ``shopbench eval``) and :func:`preview`.
 """

@@ -66,24 +66,8 @@ class PaceJudgeTask:
 
     # ---- samples --------------------------------------------------------------------------------
     def _load(self) -> tuple[list, list[str] | None]:
-        from ..core import Record
-        from ..paceshop.build import load_records
-        from ..paceshop.io import read_jsonl
-
-        if self.records_path is None:
-            folder = default_build(self.profile)
-            self.data_source = f"PACEShop build of profile {self.profile} ({folder})"
-            return load_records(folder), _s0_ids(folder)
-        p = Path(self.records_path).expanduser()
-        if p.is_dir():
-            self.data_source = f"PACEShop build folder {p}"
-            return load_records(p), _s0_ids(p)
-        if not p.exists():
-            raise InputError("no such records file or folder", file=p, field="records",
-                             fix="give a records JSONL file or a PACEShop build folder (-T records=PATH)")  # fmt: skip
-        self.data_source = f"records file {p}"
-        return read_jsonl(p, Record, id_field="record_id",
-                          fix="correct the line (the schema is shopbench.core.Record)"), None  # fmt: skip
+        records, s0, self.data_source = load_samples(self.records_path, self.profile)
+        return records, s0
 
     def prepare(self, *, limit: int | None, seed: int) -> None:
         from ..judges.sweep import judge_units
@@ -129,21 +113,8 @@ class PaceJudgeTask:
         """The run table of notebook 20 (:func:`~shopbench.judges.sweep.sweep`), one row per record
         and epoch, with the per-sample score ``correct`` (verdict = gold label; a parse failure is wrong, a
         failed call has no score: None, issue 25 §3)."""
-        from ..judges.sweep import sweep
-
-        runs = sweep(gateway, [self.protocol], [backbone.name], self.selected, repeats=epochs, run_id=run_id,
-                     max_tokens=self.max_tokens, desc=f"pace_judge {self.protocol} · {backbone.name}")  # fmt: skip
-        ok = runs["parse_ok"].fillna(False).astype(bool)
-        runs.insert(0, "sample_id", runs["record_id"])
-        runs.insert(1, "epoch", runs["repeat"])
-        runs["correct"] = (ok & (runs["verdict"] == runs["label"])).astype(object)
-        runs.loc[runs["status"] == "error", "correct"] = None  # a failed call is no answer, never a score
-        runs["unit_status"] = ["ok" if o else ("error" if s == "error" else "parse_error")
-                               for o, s in zip(ok, runs["status"], strict=True)]  # fmt: skip
-        runs["unit_error"] = [None if o else (e if s == "error" else pe)
-                              for o, s, e, pe in zip(ok, runs["status"], runs["error"], runs["parse_error"],
-                                                     strict=True)]  # fmt: skip
-        return runs
+        return judge_runs(gateway, self.protocol, backbone.name, self.selected, epochs=epochs, run_id=run_id,
+                          max_tokens=self.max_tokens, desc=f"pace_judge {self.protocol} · {backbone.name}")  # fmt: skip
 
     # ---- metrics -------------------------------------------------------------------------------
     def metrics(self, runs, *, seed: int) -> dict:
@@ -177,6 +148,50 @@ class PaceJudgeTask:
                                      if runs["parse_ok"].fillna(False).astype(bool).any() else None),
                 "s0_subset": "S0 reference subset" if self.s0_ids else "every GOOD and BAD record judged",
                 "protocol": self.protocol, "n_boot": self.n_boot}  # fmt: skip
+
+
+def load_samples(records_path: str | None, profile: str) -> tuple[list, list[str] | None, str]:
+    """``(records, S0 reference ids or None, where they come from)``: ``records_path`` (a records JSONL
+    in the packaged view or a PACEShop build folder), else the build of ``profile``
+    (:func:`default_build`). The sample loader of ``pace_judge`` and ``pace_assistant`` (issue 26 §1)."""
+    from ..core import Record
+    from ..paceshop.build import load_records
+    from ..paceshop.io import read_jsonl
+
+    if records_path is None:
+        folder = default_build(profile)
+        return load_records(folder), _s0_ids(folder), f"PACEShop build of profile {profile} ({folder})"
+    p = Path(records_path).expanduser()
+    if p.is_dir():
+        return load_records(p), _s0_ids(p), f"PACEShop build folder {p}"
+    if not p.exists():
+        raise InputError("no such records file or folder", file=p, field="records",
+                         fix="give a records JSONL file or a PACEShop build folder (-T records=PATH)")  # fmt: skip
+    return read_jsonl(p, Record, id_field="record_id",
+                      fix="correct the line (the schema is shopbench.core.Record)"), None, f"records file {p}"  # fmt: skip
+
+
+def judge_runs(gateway, protocol: str, judge: str, records: list, *, epochs: int, run_id: str,
+               max_tokens: int | None, desc: str):  # fmt: skip
+    """The run table of notebook 20 (:func:`~shopbench.judges.sweep.sweep`) for one judge under one
+    protocol, one row per record and epoch, with ``sample_id``, ``epoch``, the per-sample score ``correct``
+    (verdict = gold label; a parse failure is wrong, a failed call None) and the unit's outcome ``unit_status`` / ``unit_error``
+    (issue 25 §3). The judge step of ``pace_judge`` and ``pace_assistant`` (issue 26 §1)."""
+    from ..judges.sweep import sweep
+
+    runs = sweep(gateway, [protocol], [judge], records, repeats=epochs, run_id=run_id, max_tokens=max_tokens,
+                 desc=desc)  # fmt: skip
+    ok = runs["parse_ok"].fillna(False).astype(bool)
+    runs.insert(0, "sample_id", runs["record_id"])
+    runs.insert(1, "epoch", runs["repeat"])
+    runs["correct"] = (ok & (runs["verdict"] == runs["label"])).astype(object)
+    runs.loc[runs["status"] == "error", "correct"] = None  # a failed call is no answer, never a score
+    runs["unit_status"] = ["ok" if o else ("error" if s == "error" else "parse_error")
+                           for o, s in zip(ok, runs["status"], strict=True)]  # fmt: skip
+    runs["unit_error"] = [None if o else (e if s == "error" else pe)
+                          for o, s, e, pe in zip(ok, runs["status"], runs["error"], runs["parse_error"],
+                                                 strict=True)]  # fmt: skip
+    return runs
 
 
 def _num(x) -> float | None:

@@ -88,8 +88,9 @@ def _check_args(limit, epochs, seed, max_cost) -> None:
 
 
 # ---- the subject under test ---------------------------------------------------------------------
-def _backbone(model: str, base_url: str | None, need_key: bool = True):
-    """The model as a gateway backbone; a name nothing can serve is one UserError."""
+def _backbone(model: str, base_url: str | None, need_key: bool = True, called: bool = True):
+    """The model as a gateway backbone; a name nothing can serve is one UserError. ``called=False``: the
+    task asks the model nothing (``pace_assistant -T responses=FILE``: the name labels recorded outputs)."""
     from ..llm import Backbone
     from ..llm.backends import check_model
 
@@ -105,6 +106,8 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True):
                          fix=f"use --model openai/{model.split('/', 1)[-1]}")  # fmt: skip
     from ..llm import MissingKeyError
 
+    if not called:
+        return Backbone(name=model, model=model, api_base=base_url.rstrip("/") if base_url else None)
     try:
         check_model(model, base_url)
     except MissingKeyError as e:
@@ -116,17 +119,22 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True):
 
 
 def _preflight(t, gateway, backbone) -> None:
-    """Issue 25 §2 before any sample is asked: one tiny uncached call to a user-started server or an API
-    model (reachable, key accepted, a structured-output form it takes, a context window that holds the
-    largest planned prompt); a failure is one :class:`~shopbench.llm.preflight.PreflightError` (exit 2)
-    naming the model, the server, what failed and the fix. Embedded ``local/`` backends need none."""
+    """Issue 25 §2 before any sample is asked: the preflight of the subject under test on the task's
+    planned calls (:func:`preflight_calls`)."""
+    preflight_calls(backbone, t.calls(gateway, backbone, epochs=1))
+
+
+def preflight_calls(backbone, calls) -> None:
+    """One tiny uncached call to a user-started server or an API model (reachable, key accepted, a
+    structured-output form it takes, a context window that holds the largest of ``calls``' prompts); a
+    failure is one :class:`~shopbench.llm.preflight.PreflightError` (exit 2) naming the model, the
+    server, what failed and the fix. Embedded ``local/`` backends need none."""
     from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
     from ..llm.preflight import Subject, check_subjects, needs_network
     from ..paths import default_cache_dir
 
     if not needs_network([backbone]):
         return
-    calls = t.calls(gateway, backbone, epochs=1)
     biggest = max((estimate_tokens(list(c.messages)) for c in calls), default=0)
     out_tokens = max((int(c.params.get("max_tokens") or DEFAULT_COMPLETION_TOKENS) for c in calls), default=0)
     check_subjects(
@@ -164,7 +172,7 @@ def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_param
     _check_args(limit, epochs, seed, None)
     info = get_task(task)
     t, params = info.build(task_params)
-    backbone = _backbone(model, model_base_url, need_key)
+    backbone = _backbone(model, model_base_url, need_key, getattr(t, "calls_model", True))
     t.prepare(limit=limit, seed=seed)
     prompts = t.prompts()
     rid = run_identity(task, _plain_params(params), model, backbone.api_base, limit, epochs, seed, prompts)
@@ -183,7 +191,7 @@ def _plain_params(params: dict) -> dict:
     return out
 
 
-_PATH_KEYS = ("records", "pairs", "recorded", "prompt")
+_PATH_KEYS = ("records", "pairs", "recorded", "prompt", "responses")
 
 
 # ---- eval and preview ---------------------------------------------------------------------------
@@ -212,7 +220,8 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     )
     out.mkdir(parents=True, exist_ok=True)
     gw = _gateway(out, backbone, max_cost, progress, max_connections, timeout)
-    _preflight(t, gw, backbone)
+    if getattr(t, "calls_model", True):  # an imported responses file asks no model
+        _preflight(t, gw, backbone)
     run_id = f"{task}-{rid}"
     prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
     _write_json(out / "run.json", prov | {"status": "running"})
