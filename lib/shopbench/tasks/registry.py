@@ -27,7 +27,12 @@ from ..errors import ParamError
 __all__ = ["Param", "TaskInfo", "did_you_mean", "get_task", "parse_params", "task", "task_names", "tasks"]
 
 # modules that define the project's tasks (imported on the first lookup; each imports nothing heavy)
-_DEFINED_IN = ("shopbench.tasks.pace_judge", "shopbench.tasks.padme_evaluator")
+_DEFINED_IN = (
+    "shopbench.tasks.pace_judge",
+    "shopbench.tasks.padme_evaluator",
+    "shopbench.tasks.shop_agent",
+    "shopbench.tasks.tau2_retail_agent",
+)
 _REGISTRY: dict[str, TaskInfo] = {}
 TYPES = ("str", "int", "float", "bool", "path", "choice")
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")

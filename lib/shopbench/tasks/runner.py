@@ -96,9 +96,8 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True):
     from ..llm.backends import check_model
 
     if not isinstance(model, str) or not model.strip():
-        raise ParamError(
-            "--model is needed", fix="e.g. --model local/checks, or --model openai/NAME --model-base-url URL"
-        )
+        raise ParamError("--model is needed (or --agent module:Class for an agent task)",
+                         fix="e.g. --model local/checks, or --model openai/NAME --model-base-url URL")  # fmt: skip
     if base_url is not None and not re.match(r"^https?://", base_url):
         raise ParamError(f"--model-base-url {base_url!r} is not an http(s) URL",
                          fix="e.g. --model-base-url http://127.0.0.1:8080/v1")  # fmt: skip
@@ -143,27 +142,62 @@ def _check_server(backbone, timeout_s: float = 5.0) -> None:
                             "--model-base-url") from None  # fmt: skip
 
 
-def _gateway(log_dir: Path, backbone, max_cost: float | None, progress: bool):
+def _gateway(log_dir: Path, backbones, max_cost: float | None, progress: bool):
     from ..llm import Gateway
     from ..paths import default_cache_dir
 
+    unique = list({b.name: b for b in backbones if b is not None}.values())
     return Gateway(cache_dir=default_cache_dir(), log_dir=log_dir / "calls", max_cost_usd=max_cost,
-                   progress=progress, backbones=[backbone], budget_mode="raise")  # fmt: skip
+                   progress=progress, backbones=unique, budget_mode="raise")  # fmt: skip
 
 
-def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True):
+def _subject(t, task, model, model_base_url, agent, need_key):
+    """(backbone or None, the subject's name in the run identity, the loaded agent or None): the model
+    under test, or the ``--agent module:Class`` of an agent task (issue 26 §1)."""
+    if agent is None:
+        return _backbone(model, model_base_url, need_key), model, None
+    if not getattr(t, "takes_agent", False):
+        raise ParamError(
+            f"task {task} takes no --agent", fix="--agent is for the agent tasks (shopbench list)"
+        )
+    if model is not None or model_base_url is not None:
+        raise ParamError("give --model or --agent, not both",
+                         fix="--agent module:Class runs your agent class; --model runs a tool-calling model")  # fmt: skip
+    from .agents import load_agent
+
+    ag = load_agent(agent)
+    t.use_agent(ag)
+    return None, ag.identity, ag
+
+
+def _extra_backbones(t, model, model_base_url, need_key) -> list:
+    """The other models a task asks (an LLM customer, an LLM judge), as gateway backbones; one named
+    ``openai/...`` is reached at ``--model-base-url`` when one is given."""
+    out = []
+    for name in getattr(t, "backbones", lambda: [])():
+        url = (
+            model_base_url if model_base_url and name.split("/", 1)[0] in ("openai", "hosted_vllm") else None
+        )
+        out.append(_backbone(name, url, need_key))
+    return out
+
+
+def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True, agent=None):
     _check_args(limit, epochs, seed, None)
     info = get_task(task)
     t, params = info.build(task_params)
-    backbone = _backbone(model, model_base_url, need_key)
+    backbone, subject, ag = _subject(t, task, model, model_base_url, agent, need_key)
+    extra = _extra_backbones(t, model, model_base_url, need_key)
     t.prepare(limit=limit, seed=seed)
     prompts = t.prompts()
-    rid = run_identity(task, _plain_params(params), model, backbone.api_base, limit, epochs, seed, prompts)
+    base = backbone.api_base if backbone is not None else None
+    rid = run_identity(task, _plain_params(params), subject, base, limit, epochs, seed, prompts)
     if log_dir is None:
         from ..paths import outputs_root
 
-        log_dir = outputs_root() / "tasks" / task / f"{_slug(model)}-{rid}"
-    return info, t, params, backbone, prompts, rid, Path(log_dir)
+        label = model if ag is None else f"agent-{ag.cls.__name__}"
+        log_dir = outputs_root() / "tasks" / task / f"{_slug(label)}-{rid}"
+    return info, t, params, backbone, extra, ag, subject, prompts, rid, Path(log_dir)
 
 
 def _plain_params(params: dict) -> dict:
@@ -174,14 +208,15 @@ def _plain_params(params: dict) -> dict:
     return out
 
 
-_PATH_KEYS = ("records", "pairs", "recorded", "prompt")
+_PATH_KEYS = ("records", "pairs", "recorded", "prompt", "data")
 
 
 # ---- eval and preview ---------------------------------------------------------------------------
 def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     task: str,
-    model: str,
+    model: str | None = None,
     *,
+    agent: str | None = None,
     model_base_url: str | None = None,
     limit: int | None = None,
     epochs: int = 1,
@@ -193,17 +228,22 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
 ) -> EvalResult:
     """Run ``task`` on ``model`` (issue 26 §2–3) and return its :class:`EvalResult`; the command line
     ``shopbench eval`` calls this function. ``task_params`` are the task's ``-T`` parameters
-    (``shopbench list``). A bad argument is a :class:`~shopbench.errors.UserError`; a run in which
+    (``shopbench list``). ``agent="module:Class"`` runs a Python agent class instead of a model on an
+    agent task (``shop_agent``, ``tau2_retail_agent``; docs/guides/agent.md). A bad argument is a :class:`~shopbench.errors.UserError`; a run in which
     every unit failed raises :class:`NoUsableAnswer` after writing its log."""
     _check_args(limit, epochs, seed, max_cost)
-    info, t, params, backbone, prompts, rid, out = _setup(
-        task, model, model_base_url, limit, epochs, seed, log_dir, task_params
+    info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, agent=agent
     )
-    _check_server(backbone)
+    for b in [backbone, *extra]:
+        if b is not None:
+            _check_server(b)
     out.mkdir(parents=True, exist_ok=True)
-    gw = _gateway(out, backbone, max_cost, progress)
+    gw = _gateway(out, [backbone, *extra], max_cost, progress)
     run_id = f"{task}-{rid}"
     prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
+    if ag is not None:
+        prov["agent"] = ag.provenance()
     _write_json(out / "run.json", prov | {"status": "running"})
     rows = t.run(gw, backbone, epochs=epochs, run_id=run_id)
     metrics = t.metrics(rows, seed=seed)
@@ -214,32 +254,33 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     _write_json(out / "run.json", prov | {"status": "complete" if usable else "no usable answer",
                                           "gateway": {k: gw.stats[k] for k in ("calls", "cache_hits", "errors",
                                                                                "parse_errors", "cost_usd")}})  # fmt: skip
-    res = EvalResult(info.name, model, rows, metrics, out, prov)
+    res = EvalResult(info.name, subject if ag is None else ag.spec, rows, metrics, out, prov)
     if not usable:
         raise NoUsableAnswer(_no_answer_message(rows, out))
     return res
 
 
-def preview(task: str, model: str, *, model_base_url: str | None = None, limit: int | None = None,
-            epochs: int = 1, seed: int = 0, log_dir: str | Path | None = None,
+def preview(task: str, model: str | None = None, *, agent: str | None = None, model_base_url: str | None = None,
+            limit: int | None = None, epochs: int = 1, seed: int = 0, log_dir: str | Path | None = None,
             **task_params: Any) -> dict:  # fmt: skip
     """What :func:`eval` would do, with no call: calls, how many the cache and the run's log hold,
     estimated tokens and an upper-bound cost (the gateway's :meth:`~shopbench.llm.Gateway.estimate`)."""
     from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
 
-    info, t, params, backbone, prompts, rid, out = _setup(
-        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False
+    info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False, agent=agent
     )
-    gw = _gateway(out, backbone, None, False)
+    gw = _gateway(out, [backbone, *extra], None, False)
     calls = t.calls(gw, backbone, epochs=epochs)
     est = gw.estimate(calls, f"{task}-{rid}") if (out / "calls").exists() else gw.estimate(calls)
     prompt_tokens = sum(estimate_tokens(list(c.messages)) for c in calls)
     completion = sum(int(c.params.get("max_tokens") or DEFAULT_COMPLETION_TOKENS) for c in calls)
-    return {"task": info.name, "model": model, "model_base_url": backbone.api_base, "samples": t.n_samples,
+    return {"task": info.name, "model": subject if ag is None else ag.spec,
+            "model_base_url": backbone.api_base if backbone is not None else None, "samples": t.n_samples,
             "epochs": epochs, "calls": est.calls, "cached": est.cached, "to_call": est.to_call,
             "prompt_tokens_est": prompt_tokens, "completion_tokens_max": completion,
             "cost_usd_max": round(est.cost_usd, 6), "unpriced_models": sorted(est.unpriced_models),
-            "prompts": prompts, "log_dir": str(out)}  # fmt: skip
+            "prompts": prompts, "log_dir": str(out), "note": getattr(t, "calls_note", "")}  # fmt: skip
 
 
 # ---- results log ----------------------------------------------------------------------------------
@@ -292,8 +333,8 @@ def _provenance(task, params, backbone, prompts, seed, limit, epochs, run_id, t)
     from .. import __version__
     from ..report.artifacts import git_commit, now_iso
 
-    return {"task": task, "params": _plain_params(params), "model": backbone.model,
-            "model_base_url": backbone.api_base, "prompts": prompts, "seed": seed, "limit": limit,
+    return {"task": task, "params": _plain_params(params), "model": backbone.model if backbone is not None else None,
+            "model_base_url": backbone.api_base if backbone is not None else None, "prompts": prompts, "seed": seed, "limit": limit,
             "epochs": epochs, "samples": t.n_samples, "gateway_run_id": run_id,
             "git_commit": os.environ.get("SHOPBENCH_GIT_COMMIT") or git_commit(), "shopbench": __version__,
             "python": sys.version.split()[0], "date": now_iso(), "data": t.data_source}  # fmt: skip
