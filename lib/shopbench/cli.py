@@ -2,6 +2,7 @@
 
     shopbench eval TASK --model M [--model-base-url URL] [-T key=value]... [--limit N] [--epochs K]
                    [--seed S] [--log-dir DIR] [--max-cost USD]
+    shopbench eval shop_agent --agent module:Class [...]   your agent class (docs/guides/agent.md)
     shopbench preview TASK --model M [...]      calls, tokens and dollars; no call
     shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
 
@@ -34,8 +35,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("task", help="a task name (shopbench list)")
-    p.add_argument("--model", required=True, help="litellm model name: local/checks, llamacpp/NAME, "
+    p.add_argument("--model", help="litellm model name: local/checks, llamacpp/NAME, "
                    "anthropic/..., or openai/NAME with --model-base-url")  # fmt: skip
+    p.add_argument("--agent", metavar="MODULE:CLASS", help="agent tasks: your Python agent class (the protocol "
+                   "shopbench.env.Agent; docs/guides/agent.md) instead of --model")  # fmt: skip
     p.add_argument(
         "--model-base-url", help="an OpenAI-compatible server you started, e.g. http://127.0.0.1:8080/v1"
     )
@@ -110,7 +113,7 @@ def cmd_list(models: bool = False) -> int:
 def _kwargs(a: argparse.Namespace) -> dict:
     from .tasks.registry import parse_params
 
-    return dict(model=a.model, model_base_url=a.model_base_url, limit=a.limit, epochs=a.epochs, seed=a.seed,
+    return dict(model=a.model, agent=a.agent, model_base_url=a.model_base_url, limit=a.limit, epochs=a.epochs, seed=a.seed,
                 log_dir=a.log_dir, **parse_params(a.task_args))  # fmt: skip
 
 
@@ -190,6 +193,8 @@ def cmd_preview(a: argparse.Namespace) -> int:
     print(f"  tokens: ~{p['prompt_tokens_est']:,} prompt, ≤ {p['completion_tokens_max']:,} completion")
     print(f"  cost: ≤ ${p['cost_usd_max']:.4f}{priced}")
     print("  prompts: " + ", ".join(f"{n} ({h[:12]})" for n, h in p["prompts"].items()))
+    if p.get("note"):
+        print(f"  note: {p['note']}")
     print(f"  log: {p['log_dir']}")
     return 0
 

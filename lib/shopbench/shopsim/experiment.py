@@ -159,13 +159,39 @@ def agent_plans(cfg: ShopsimSection, scenarios: Sequence[Scenario], gateway=None
             continue
         name = spec.name or f"llm:{b}"
         subset = stratified_order(stratified(scenarios, spec.trial_counts()), seed=seed)
-
-        def make(b=b, spec=spec, name=name):
-            return LLMAgent(gateway, b, tool_mode=spec.tool_mode, name=name,
-                            run_id=f"{run_prefix}/agent/{b}", max_tokens=spec.max_tokens)  # fmt: skip
-
+        make = llm_agent_factory(gateway, b, tool_mode=spec.tool_mode, max_tokens=spec.max_tokens, name=name,
+                                 run_prefix=run_prefix)  # fmt: skip
         plans.append(AgentPlan(name, make, subset, backbone=b, budget_min=spec.llm_budget_min))
     return plans
+
+
+def llm_agent_factory(gateway, backbone: str, *, tool_mode: str = "native", max_tokens: int = 512,
+                      name: str | None = None, run_prefix: str = "shopsim") -> Callable[[], LLMAgent]:  # fmt: skip
+    """A factory of the LLM agent on ``backbone``, its calls logged under ``<run_prefix>/agent/<backbone>``
+    (notebook 80's LLM agents and the ``shop_agent`` task, issue 26 §1)."""
+
+    def make() -> LLMAgent:
+        return LLMAgent(gateway, backbone, tool_mode=tool_mode, name=name or f"llm:{backbone}",
+                        run_id=f"{run_prefix}/agent/{backbone}", max_tokens=max_tokens)  # fmt: skip
+
+    return make
+
+
+def run_plan(plan: AgentPlan, user_factory: Callable[[], Any], store, out, *,
+             progress: bool = True) -> tuple[list[TrialRecord], dict | None]:  # fmt: skip
+    """Play one agent plan (notebook 80's sweep and the ``shop_agent`` task, issue 26 §1): an agent
+    without a backbone (scripted, or a Python agent class) plays every scenario
+    (:func:`~shopbench.shopsim.sweep.run_sweep`); an LLM agent plays its fixed stratified order within
+    its time budget (:func:`~shopbench.shopsim.sweep.run_budgeted`). Finished trials in ``out`` (a
+    :class:`~shopbench.shopsim.sweep.TrajectoryStore`) are not played again. Returns the trials in plan
+    order and, for an LLM agent, its budget status."""
+    from .sweep import run_budgeted, run_sweep
+
+    if plan.backbone is None:
+        got = run_sweep(plan.scenarios, {plan.name: plan.make}, user_factory, store, out, progress=progress)
+        return got[plan.name], None
+    return run_budgeted(plan.scenarios, plan.name, plan.make, user_factory, store, out, plan.budget_min,
+                        progress=progress)  # fmt: skip
 
 
 def make_user(spec: str | None, gateway=None, run_id: str = "shopsim/user", max_tokens: int = 600):

@@ -31,6 +31,8 @@ _DEFINED_IN = (
     "shopbench.tasks.pace_judge",
     "shopbench.tasks.padme_evaluator",
     "shopbench.tasks.pace_assistant",
+    "shopbench.tasks.shop_agent",
+    "shopbench.tasks.tau2_retail_agent",
 )
 _REGISTRY: dict[str, TaskInfo] = {}
 TYPES = ("str", "int", "float", "bool", "path", "choice")

@@ -95,9 +95,8 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True, called: b
     from ..llm.backends import check_model
 
     if not isinstance(model, str) or not model.strip():
-        raise ParamError(
-            "--model is needed", fix="e.g. --model local/checks, or --model openai/NAME --model-base-url URL"
-        )
+        raise ParamError("--model is needed (or --agent module:Class for an agent task)",
+                         fix="e.g. --model local/checks, or --model openai/NAME --model-base-url URL")  # fmt: skip
     if base_url is not None and not re.match(r"^https?://", base_url):
         raise ParamError(f"--model-base-url {base_url!r} is not an http(s) URL",
                          fix="e.g. --model-base-url http://127.0.0.1:8080/v1")  # fmt: skip
@@ -146,7 +145,7 @@ SERVER_CONNECTIONS, SERVER_TIMEOUT_S = 1, 600.0  # a --model-base-url server: on
 PROVIDER_TIMEOUT_S = 120.0
 
 
-def _gateway(log_dir: Path, backbone, max_cost: float | None, progress: bool,
+def _gateway(log_dir: Path, backbones, max_cost: float | None, progress: bool,
              max_connections: int | None = None, timeout: float | None = None):  # fmt: skip
     """The one gateway for a task run. A user-started server (``--model-base-url``) is sent one request at
     a time unless ``max_connections`` says more: llama_cpp.server answers requests one after the other,
@@ -159,28 +158,64 @@ def _gateway(log_dir: Path, backbone, max_cost: float | None, progress: bool,
         raise ParamError(f"--max-connections {max_connections!r}: a positive integer is needed")
     if timeout is not None and not float(timeout) > 0:
         raise ParamError(f"--timeout {timeout!r}: a positive number of seconds is needed")
-    server = bool(backbone.api_base)
-    backbone.concurrency = (
-        int(max_connections) if max_connections else (SERVER_CONNECTIONS if server else None)
-    )
+    unique = list({b.name: b for b in backbones if b is not None}.values())
+    for b in unique:
+        b.concurrency = (
+            int(max_connections) if max_connections else (SERVER_CONNECTIONS if b.api_base else None)
+        )
+    server = any(b.api_base for b in unique)
     return Gateway(cache_dir=default_cache_dir(), log_dir=log_dir / "calls", max_cost_usd=max_cost,
-                   progress=progress, backbones=[backbone], budget_mode="raise",
+                   progress=progress, backbones=unique, budget_mode="raise",
                    timeout_s=timeout or (SERVER_TIMEOUT_S if server else PROVIDER_TIMEOUT_S))  # fmt: skip
 
 
-def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True):
+def _subject(t, task, model, model_base_url, agent, need_key):
+    """(backbone or None, the subject's name in the run identity, the loaded agent or None): the model
+    under test, or the ``--agent module:Class`` of an agent task (issue 26 §1)."""
+    if agent is None:
+        return _backbone(model, model_base_url, need_key, getattr(t, "calls_model", True)), model, None
+    if not getattr(t, "takes_agent", False):
+        raise ParamError(
+            f"task {task} takes no --agent", fix="--agent is for the agent tasks (shopbench list)"
+        )
+    if model is not None or model_base_url is not None:
+        raise ParamError("give --model or --agent, not both",
+                         fix="--agent module:Class runs your agent class; --model runs a tool-calling model")  # fmt: skip
+    from .agents import load_agent
+
+    ag = load_agent(agent)
+    t.use_agent(ag)
+    return None, ag.identity, ag
+
+
+def _extra_backbones(t, model, model_base_url, need_key) -> list:
+    """The other models a task asks (an LLM customer, an LLM judge), as gateway backbones; one named
+    ``openai/...`` is reached at ``--model-base-url`` when one is given."""
+    out = []
+    for name in getattr(t, "backbones", lambda: [])():
+        url = (
+            model_base_url if model_base_url and name.split("/", 1)[0] in ("openai", "hosted_vllm") else None
+        )
+        out.append(_backbone(name, url, need_key))
+    return out
+
+
+def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True, agent=None):
     _check_args(limit, epochs, seed, None)
     info = get_task(task)
     t, params = info.build(task_params)
-    backbone = _backbone(model, model_base_url, need_key, getattr(t, "calls_model", True))
+    backbone, subject, ag = _subject(t, task, model, model_base_url, agent, need_key)
+    extra = _extra_backbones(t, model, model_base_url, need_key)
     t.prepare(limit=limit, seed=seed)
     prompts = t.prompts()
-    rid = run_identity(task, _plain_params(params), model, backbone.api_base, limit, epochs, seed, prompts)
+    base = backbone.api_base if backbone is not None else None
+    rid = run_identity(task, _plain_params(params), subject, base, limit, epochs, seed, prompts)
     if log_dir is None:
         from ..paths import outputs_root
 
-        log_dir = outputs_root() / "tasks" / task / f"{_slug(model)}-{rid}"
-    return info, t, params, backbone, prompts, rid, Path(log_dir)
+        label = model if ag is None else f"agent-{ag.cls.__name__}"
+        log_dir = outputs_root() / "tasks" / task / f"{_slug(label)}-{rid}"
+    return info, t, params, backbone, extra, ag, subject, prompts, rid, Path(log_dir)
 
 
 def _plain_params(params: dict) -> dict:
@@ -191,14 +226,15 @@ def _plain_params(params: dict) -> dict:
     return out
 
 
-_PATH_KEYS = ("records", "pairs", "recorded", "prompt", "responses")
+_PATH_KEYS = ("records", "pairs", "recorded", "prompt", "responses", "data")
 
 
 # ---- eval and preview ---------------------------------------------------------------------------
 def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     task: str,
-    model: str,
+    model: str | None = None,
     *,
+    agent: str | None = None,
     model_base_url: str | None = None,
     limit: int | None = None,
     epochs: int = 1,
@@ -212,18 +248,23 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
 ) -> EvalResult:
     """Run ``task`` on ``model`` (issue 26 §2–3) and return its :class:`EvalResult`; the command line
     ``shopbench eval`` calls this function. ``task_params`` are the task's ``-T`` parameters
-    (``shopbench list``). A bad argument is a :class:`~shopbench.errors.UserError`; a run in which
+    (``shopbench list``). ``agent="module:Class"`` runs a Python agent class instead of a model on an
+    agent task (``shop_agent``, ``tau2_retail_agent``; docs/guides/agent.md). A bad argument is a :class:`~shopbench.errors.UserError`; a run in which
     every unit failed raises :class:`NoUsableAnswer` after writing its log."""
     _check_args(limit, epochs, seed, max_cost)
-    info, t, params, backbone, prompts, rid, out = _setup(
-        task, model, model_base_url, limit, epochs, seed, log_dir, task_params
+    info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, agent=agent
     )
     out.mkdir(parents=True, exist_ok=True)
-    gw = _gateway(out, backbone, max_cost, progress, max_connections, timeout)
-    if getattr(t, "calls_model", True):  # an imported responses file asks no model
+    gw = _gateway(out, [backbone, *extra], max_cost, progress, max_connections, timeout)
+    if backbone is not None and getattr(t, "calls_model", True):  # an imported responses file asks no model
         _preflight(t, gw, backbone)
+    for b in extra:  # the other models the task asks (an LLM customer, an LLM judge)
+        preflight_calls(b, [])
     run_id = f"{task}-{rid}"
     prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
+    if ag is not None:
+        prov["agent"] = ag.provenance()
     _write_json(out / "run.json", prov | {"status": "running"})
     rows = t.run(gw, backbone, epochs=epochs, run_id=run_id)
     metrics = t.metrics(rows, seed=seed)
@@ -234,32 +275,33 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     _write_json(out / "run.json", prov | {"status": "complete" if usable else "no usable answer",
                                           "gateway": {k: gw.stats[k] for k in ("calls", "cache_hits", "errors",
                                                                                "parse_errors", "cost_usd")}})  # fmt: skip
-    res = EvalResult(info.name, model, rows, metrics, out, prov)
+    res = EvalResult(info.name, subject if ag is None else ag.spec, rows, metrics, out, prov)
     if not usable:
         raise NoUsableAnswer(_no_answer_message(rows, out))
     return res
 
 
-def preview(task: str, model: str, *, model_base_url: str | None = None, limit: int | None = None,
-            epochs: int = 1, seed: int = 0, log_dir: str | Path | None = None,
+def preview(task: str, model: str | None = None, *, agent: str | None = None, model_base_url: str | None = None,
+            limit: int | None = None, epochs: int = 1, seed: int = 0, log_dir: str | Path | None = None,
             **task_params: Any) -> dict:  # fmt: skip
     """What :func:`eval` would do, with no call: calls, how many the cache and the run's log hold,
     estimated tokens and an upper-bound cost (the gateway's :meth:`~shopbench.llm.Gateway.estimate`)."""
     from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
 
-    info, t, params, backbone, prompts, rid, out = _setup(
-        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False
+    info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False, agent=agent
     )
-    gw = _gateway(out, backbone, None, False)
+    gw = _gateway(out, [backbone, *extra], None, False)
     calls = t.calls(gw, backbone, epochs=epochs)
     est = gw.estimate(calls, f"{task}-{rid}") if (out / "calls").exists() else gw.estimate(calls)
     prompt_tokens = sum(estimate_tokens(list(c.messages)) for c in calls)
     completion = sum(int(c.params.get("max_tokens") or DEFAULT_COMPLETION_TOKENS) for c in calls)
-    return {"task": info.name, "model": model, "model_base_url": backbone.api_base, "samples": t.n_samples,
+    return {"task": info.name, "model": subject if ag is None else ag.spec,
+            "model_base_url": backbone.api_base if backbone is not None else None, "samples": t.n_samples,
             "epochs": epochs, "calls": est.calls, "cached": est.cached, "to_call": est.to_call,
             "prompt_tokens_est": prompt_tokens, "completion_tokens_max": completion,
             "cost_usd_max": round(est.cost_usd, 6), "unpriced_models": sorted(est.unpriced_models),
-            "prompts": prompts, "log_dir": str(out)}  # fmt: skip
+            "prompts": prompts, "log_dir": str(out), "note": getattr(t, "calls_note", "")}  # fmt: skip
 
 
 # ---- results log ----------------------------------------------------------------------------------
@@ -312,8 +354,8 @@ def _provenance(task, params, backbone, prompts, seed, limit, epochs, run_id, t)
     from .. import __version__
     from ..report.artifacts import git_commit, now_iso
 
-    return {"task": task, "params": _plain_params(params), "model": backbone.model,
-            "model_base_url": backbone.api_base, "prompts": prompts, "seed": seed, "limit": limit,
+    return {"task": task, "params": _plain_params(params), "model": backbone.model if backbone is not None else None,
+            "model_base_url": backbone.api_base if backbone is not None else None, "prompts": prompts, "seed": seed, "limit": limit,
             "epochs": epochs, "samples": t.n_samples, "gateway_run_id": run_id,
             "git_commit": os.environ.get("SHOPBENCH_GIT_COMMIT") or git_commit(), "shopbench": __version__,
             "python": sys.version.split()[0], "date": now_iso(), "data": t.data_source}  # fmt: skip

@@ -351,20 +351,8 @@ class Tau2Source:
         env = RetailEnvironment(self.data, agent_opens=scripted, fidelity=self.fidelity)
         system = wrap_steering(self.system_prompt(), steering)
         user, agent = self._parties(raw, task, criterion, level, context, attempt, rid, system, env, gateway)
-        conv = run_conversation(env, agent, user, system)
-        gold_hash, gold_errors = gold_state(self.data, raw, self.fidelity)
-        criteria = raw["evaluation_criteria"]
-        nl_checks, nl_error = None, None
-        if self.nl_judge and criteria.get("nl_assertions"):
-            item = NLItem(f"{rid}:nl", tuple(criteria["nl_assertions"]), conv.messages,
-                          tuple(criteria.get("communicate_info") or ()), env.db.state_hash() == gold_hash,
-                          repeat=repeat_index(attempt, context.seed))  # fmt: skip
-            nl_checks, nl_error = self.judge_nl(item, gateway)
-        reward, breakdown = task_reward(env.db, gold_hash, criteria, conv.messages, conv.termination, nl_checks,
-                                        self.reward_basis, self.nl_judge)  # fmt: skip
-        if nl_error:
-            breakdown["nl_error"] = nl_error
-        breakdown["fidelity"] = self.fidelity
+        conv, reward, breakdown, gold_errors = self.episode(raw, env, agent, user, system, rid,
+                                                            repeat_index(attempt, context.seed), gateway)  # fmt: skip
         if self.tool_texts != "tau2" and not scripted:
             breakdown["tool_texts"] = self.tool_texts  # the agent saw the project's short descriptions
         usage = dict(conv.usage)
@@ -379,6 +367,28 @@ class Tau2Source:
             source=self.name, task=task, criterion=criterion, level=level, steering=steering, context=context,
             attempt=attempt, messages=conv.messages, reward=reward, usage=usage, meta=meta,
         )  # fmt: skip
+
+    def episode(self, raw: Mapping, env: RetailEnvironment, agent, user, system: str, rid: str, repeat: int,
+                gateway=None) -> tuple[Any, float, dict, list[str]]:  # fmt: skip
+        """One conversation of ``agent`` and ``user`` in ``env`` and its reward over the task's basis
+        (:func:`~shopbench.domains.tau2_retail.environment.task_reward`; NL assertions judged by
+        ``nl_judge`` when set): (conversation, reward, breakdown, gold replay errors). PADMÉ's rollouts
+        and the ``tau2_retail_agent`` task (issue 26 §1) both play their episodes here."""
+        conv = run_conversation(env, agent, user, system)
+        gold_hash, gold_errors = gold_state(self.data, raw, self.fidelity)
+        criteria = raw["evaluation_criteria"]
+        nl_checks, nl_error = None, None
+        if self.nl_judge and criteria.get("nl_assertions"):
+            item = NLItem(f"{rid}:nl", tuple(criteria["nl_assertions"]), conv.messages,
+                          tuple(criteria.get("communicate_info") or ()), env.db.state_hash() == gold_hash,
+                          repeat=repeat)  # fmt: skip
+            nl_checks, nl_error = self.judge_nl(item, gateway)
+        reward, breakdown = task_reward(env.db, gold_hash, criteria, conv.messages, conv.termination, nl_checks,
+                                        self.reward_basis, self.nl_judge)  # fmt: skip
+        if nl_error:
+            breakdown["nl_error"] = nl_error
+        breakdown["fidelity"] = self.fidelity
+        return conv, reward, breakdown, gold_errors
 
     def _parties(self, raw: Mapping, task: Task, criterion: Criterion, level: str, context: Context,
                  attempt: int, rid: str, system: str, env: RetailEnvironment, gateway) -> tuple[Any, Any]:  # fmt: skip
