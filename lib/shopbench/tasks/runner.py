@@ -117,10 +117,14 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True, called: b
     return Backbone(name=model, model=model, api_base=base_url.rstrip("/") if base_url else None)
 
 
-def _preflight(t, gateway, backbone) -> None:
+def _preflight(t, gateway, backbone, run_id: str, epochs: int) -> None:
     """Issue 25 §2 before any sample is asked: the preflight of the subject under test on the task's
-    planned calls (:func:`preflight_calls`)."""
-    preflight_calls(backbone, t.calls(gateway, backbone, epochs=1))
+    planned calls (:func:`preflight_calls`); none when the call log and cache already hold every answer
+    (a rerun asks the server nothing)."""
+    calls = t.calls(gateway, backbone, epochs=epochs)
+    if calls and gateway.estimate(calls, run_id).to_call == 0:
+        return
+    preflight_calls(backbone, calls)
 
 
 def preflight_calls(backbone, calls) -> None:
@@ -257,11 +261,11 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     )
     out.mkdir(parents=True, exist_ok=True)
     gw = _gateway(out, [backbone, *extra], max_cost, progress, max_connections, timeout)
+    run_id = f"{task}-{rid}"
     if backbone is not None and getattr(t, "calls_model", True):  # an imported responses file asks no model
-        _preflight(t, gw, backbone)
+        _preflight(t, gw, backbone, run_id, epochs)
     for b in extra:  # the other models the task asks (an LLM customer, an LLM judge)
         preflight_calls(b, [])
-    run_id = f"{task}-{rid}"
     prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
     if ag is not None:
         prov["agent"] = ag.provenance()
