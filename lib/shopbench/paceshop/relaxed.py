@@ -48,7 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict, ValidationError
+
 from ..core import Persona, Response
+from ..core._base import Model
 from ..errors import InputError, read_text
 from ..strictjson import StrictJSONError, loads
 from .checks import run_checks
@@ -268,6 +271,54 @@ def provenance(path: str | Path) -> dict | None:
         raise InputError("has no 'generated_by' string", file=meta, where="generated_by",
                          fix="name the model that produced the outputs, or delete the file")  # fmt: skip
     return data
+
+
+class StrictOutput(Model):
+    """One assistant output in the strict schema (``shopbench schema assistant-output``, issue 26 §3):
+    the B.9 response exactly, no alias and no repair."""
+
+    model_config = ConfigDict(extra="forbid", title="StrictOutput")
+
+    id: str
+    query: str
+    response: Response
+    persona: Persona | None = None
+    candidate_evidence: list[str] | None = None
+
+
+STRICT_FIX = ("write the B.9 response exactly (`shopbench schema assistant-output`, docs/guides/files.md), or "
+              "import the file with the relaxed schema (load_relaxed)")  # fmt: skip
+
+
+def read_strict(path: str | Path) -> ImportReport:
+    """Import a JSON-lines file of outputs in the strict schema (:class:`StrictOutput`): nothing is
+    repaired and nothing rejected; the first line that breaks the schema (or repeats an id) is one
+    :class:`InputError` naming file, line, field and the fix, raised before anything is returned."""
+    from .io import iter_jsonl
+
+    p = Path(path)
+    imported: list[ImportedOutput] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(p, "file of assistant outputs", STRICT_FIX):
+        where = f"line {lineno}"
+        try:
+            o = StrictOutput.model_validate(obj)
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or None
+            raise InputError(err["msg"], file=p, where=where, field=field, fix=STRICT_FIX) from None
+        if o.id in seen:
+            raise InputError(f"repeats the id of line {seen[o.id]}", file=p, where=where, field="id",
+                             fix="give every output its own id")  # fmt: skip
+        seen[o.id] = lineno
+        attr = o.response.attribution_list
+        checks = run_checks(
+            o.response, o.candidate_evidence if o.candidate_evidence is not None else attr, attr
+        )
+        imported.append(
+            ImportedOutput(o.id, o.query, obj, o.response, o.persona, o.candidate_evidence, [], checks)
+        )
+    return ImportReport(imported, [], str(p))
 
 
 def load_relaxed(path: str | Path) -> ImportReport:

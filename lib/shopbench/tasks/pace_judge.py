@@ -83,7 +83,7 @@ class PaceJudgeTask:
                              fix="give a records JSONL file or a PACEShop build folder (-T records=PATH)")  # fmt: skip
         self.data_source = f"records file {p}"
         return read_jsonl(p, Record, id_field="record_id",
-                          fix="correct the line (the schema is shopbench.core.Record)"), None  # fmt: skip
+                          fix="correct that line; see `shopbench schema pace-record` (docs/guides/files.md)"), None  # fmt: skip
 
     def prepare(self, *, limit: int | None, seed: int) -> None:
         from ..judges.sweep import judge_units
