@@ -9,8 +9,8 @@ Measured side by side in one run, each command a fresh process, in this order:
 - shopbench: ``shopbench eval pace_judge --model local/checks --limit N -T split=all`` (the embedded
   deterministic judge; PACEShop records of the smoke profile, built once before timing; each timed run
   with its own empty call cache and log directory, so every call is made and every file written);
-- N = 1 (one sample end to end; median of ``repeats`` runs) and N = 500 (once): the marginal cost per
-  sample is (t500 − t1) / 499 for each;
+- N = 1 (one sample end to end) and N = 500, each the median of ``repeats`` runs: the marginal cost
+  per sample is (t500 − t1) / 499 for each, in wall and in CPU time (``cpu_meets_goal``);
 - ``shopbench --help`` and ``shopbench list`` wall time (median of ``repeats``).
 
 Goals (recorded with pass/fail, never asserted in a unit test): one shopbench sample no slower than
@@ -143,18 +143,22 @@ def _measure(work: Path, inspect: Path, inspect_version: str, repeats: int, n_ma
     insp(1), shop(1)  # warm-up, not timed: byte-compiles both, builds the smoke PACEShop records once
     ins1 = [insp(1) for _ in range(repeats)]
     sh1 = [shop(1) for _ in range(repeats)]
-    ins_n, sh_n = insp(n_many), shop(n_many)
+    ins_ns = [insp(n_many) for _ in range(repeats)]
+    sh_ns = [shop(n_many) for _ in range(repeats)]
     helps = [timed([*_shopbench(), "--help"], base, work) for _ in range(repeats)]
     lists = [timed([*_shopbench(), "list"], base, work) for _ in range(repeats)]
 
     def med(xs: list[dict], key: str = "wall_s") -> float:
         return round(statistics.median(x[key] for x in xs), 3)
 
-    i1, s1 = med(ins1), med(sh1)
-    im = (ins_n["wall_s"] - i1) / (n_many - 1)
-    sm = (sh_n["wall_s"] - s1) / (n_many - 1)
-    im_cpu = (ins_n["cpu_s"] - med(ins1, "cpu_s")) / (n_many - 1)
-    sm_cpu = (sh_n["cpu_s"] - med(sh1, "cpu_s")) / (n_many - 1)
+    i1, s1, i_n, s_n = med(ins1), med(sh1), med(ins_ns), med(sh_ns)
+    im = (i_n - i1) / (n_many - 1)
+    sm = (s_n - s1) / (n_many - 1)
+    im_cpu = (med(ins_ns, "cpu_s") - med(ins1, "cpu_s")) / (n_many - 1)
+    sm_cpu = (med(sh_ns, "cpu_s") - med(sh1, "cpu_s")) / (n_many - 1)
+    # inspect's marginal wall time can vanish in the noise of a shared machine: then no verdict on wall time
+    wall_verdict = sm <= 2 * im if im > 0 else None
+    noise = "" if im > 0 else "; inspect's marginal wall time is within the noise (≤ 0): no wall-time verdict"
     h, ls = med(helps), med(lists)
     inspect_cmd = f"inspect eval toy.py --model mockllm/model -T n=N (inspect-ai {inspect_version})"
     shop_cmd = "shopbench eval pace_judge --model local/checks --limit N -T split=all"
@@ -165,13 +169,13 @@ def _measure(work: Path, inspect: Path, inspect_version: str, repeats: int, n_ma
                 f"{shop_cmd}, N=1, median of {repeats}", cpu_s=med(sh1, "cpu_s"), runs=sh1,
                 cpu_meets_goal=med(sh1, "cpu_s") <= med(ins1, "cpu_s")),
         _result("inspect_marginal_ms_per_sample", round(im * 1000, 3), "ms/sample", None, None,
-                f"({n_many} samples: {ins_n['wall_s']} s − 1 sample) / {n_many - 1}",
-                cpu_ms_per_sample=round(im_cpu * 1000, 3), run_many=ins_n),
+                f"(median of {repeats} runs of {n_many} samples: {i_n} s − 1 sample) / {n_many - 1}",
+                cpu_ms_per_sample=round(im_cpu * 1000, 3), runs_many=ins_ns),
         _result("shopbench_marginal_ms_per_sample", round(sm * 1000, 3), "ms/sample",
-                f"<= 2x inspect's ({round(2 * im * 1000, 3)} ms)", sm <= 2 * im,
-                f"({n_many} samples: {sh_n['wall_s']} s − 1 sample) / {n_many - 1}; includes the metrics' "
-                "bootstrap CIs (n_boot 1000) and the parquet/JSONL results log",
-                cpu_ms_per_sample=round(sm_cpu * 1000, 3), run_many=sh_n,
+                f"<= 2x inspect's ({round(2 * im * 1000, 3)} ms)", wall_verdict,
+                f"(median of {repeats} runs of {n_many} samples: {s_n} s − 1 sample) / {n_many - 1}; includes "
+                f"the metrics' bootstrap CIs (n_boot 1000) and the parquet/JSONL results log{noise}",
+                cpu_ms_per_sample=round(sm_cpu * 1000, 3), runs_many=sh_ns,
                 cpu_meets_goal=sm_cpu <= 2 * im_cpu),
         _result("shopbench_help_s", h, "s", "< 1", h < 1, f"shopbench --help, median of {repeats}",
                 cpu_s=med(helps, "cpu_s")),
