@@ -156,9 +156,13 @@ def _measure(work: Path, inspect: Path, inspect_version: str, repeats: int, n_ma
     sm = (s_n - s1) / (n_many - 1)
     im_cpu = (med(ins_ns, "cpu_s") - med(ins1, "cpu_s")) / (n_many - 1)
     sm_cpu = (med(sh_ns, "cpu_s") - med(sh1, "cpu_s")) / (n_many - 1)
-    # inspect's marginal wall time can vanish in the noise of a shared machine: then no verdict on wall time
-    wall_verdict = sm <= 2 * im if im > 0 else None
-    noise = "" if im > 0 else "; inspect's marginal wall time is within the noise (≤ 0): no wall-time verdict"
+    # a marginal wall time can vanish in the noise of a shared machine: then no verdict on wall time
+    wall_verdict = sm <= 2 * im if im > 0 and sm > 0 else None
+    noise = (
+        ""
+        if wall_verdict is not None
+        else "; a marginal wall time is within the noise (≤ 0): no wall-time verdict, see cpu_meets_goal"
+    )
     h, ls = med(helps), med(lists)
     inspect_cmd = f"inspect eval toy.py --model mockllm/model -T n=N (inspect-ai {inspect_version})"
     shop_cmd = "shopbench eval pace_judge --model local/checks --limit N -T split=all"
