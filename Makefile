@@ -87,7 +87,12 @@ annotate: $(STAMP)
 browser-deps:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "no chromium: tests/test_annotate_browser.py will skip"
 
+# make bench sets itself up (issue 26 §6): the local models its local-LLM stages time (llama-cpp-python,
+# SmolLM2, Qwen2.5-Coder-1.5B), and inspect-ai in its own venv (outputs/bench/.inspect-venv, made by the
+# speed stage). An install that fails does not stop the run: the stages that need it fail in one line each.
+BENCH_MODELS = smollm2-135m-instruct,qwen2.5-coder-1.5b-instruct
 bench: $(STAMP)
+	@$(PY) -m shopbench.llm install --models $(BENCH_MODELS) || echo "bench: the local models are not installed; their stages will say so (retry: make local-llm)"
 	$(PY) -m shopbench.benchmarks
 
 clean-outputs:

@@ -319,4 +319,4 @@ def test_a_bad_jsonl_line_names_file_line_and_field(outputs, tmp_path):
     f.write_text(lines[0] + "\n" + lines[1].replace('"worse"', '"wrose"') + "\n")
     r = run_cli(["eval", "padme_evaluator", "--model", "local/schema-sampler", "-T", f"pairs={f}"], outputs)
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert f"{f}:2" in r.stderr and "'worse'" in r.stderr
+    assert f"{f}, line 2: field 'worse'" in r.stderr and "shopbench schema padme-pair" in r.stderr

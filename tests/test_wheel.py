@@ -129,6 +129,9 @@ def test_wheel_holds_every_package_and_its_data(wheel):
         assert f"{pkg}/__init__.py" in names, f"{pkg} has no __init__.py in the wheel"
     assert {"shopbench/py.typed", "shopbench/annotate/voila.json",
             "shopbench/domains/tau2_retail/reference/tau2_retail_replay.jsonl"} <= names  # fmt: skip
+    from shopbench.schemas import SCHEMAS  # issue 26 §3: `shopbench schema NAME` reads them from the package
+
+    assert {f"shopbench/schemas/{n}.schema.json" for n in SCHEMAS} <= names
 
 
 def test_installed_wheel_imports_every_module(installed, tmp_path):

@@ -59,7 +59,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="shopbench", description="Evaluate your own judge, evaluator or data with the workbench's "
                  "tasks. Every model call goes through the one gateway (cache, cost cap, retries, call log).")  # fmt: skip
-    sub = ap.add_subparsers(dest="command", metavar="{eval,preview,list}", parser_class=_Parser)
+    sub = ap.add_subparsers(dest="command", metavar="{eval,preview,list,schema}", parser_class=_Parser)
     e = sub.add_parser("eval", help="run a task on a model and write a results log")
     _run_args(e)
     e.add_argument("--max-cost", type=float, help="stop before spending more than this many US dollars")
@@ -74,7 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
         "list", help="tasks with their parameters and defaults, judge protocols, local models"
     )
     ls.add_argument("--models", action="store_true", help="also the embedded local/ backends (imports more)")
+    sc = sub.add_parser("schema", help="the JSON Schema of a file you bring (no NAME: list them)")
+    sc.add_argument("name", nargs="?", help="a schema name (shopbench schema lists them)")
     return ap
+
+
+def cmd_schema(name: str | None) -> int:
+    """``shopbench schema [NAME]`` (issue 26 §3): list the packaged schemas, or print one."""
+    from . import schemas
+
+    if name is not None:
+        print(schemas.text(name), end="")
+        return 0
+    print("Schemas of the files you bring (shopbench schema NAME prints one; docs/guides/files.md):")
+    for n, title in schemas.SCHEMAS.items():
+        print(f"  {n:<26} v{schemas.load(n)['version']}  {title}")
+    return 0
 
 
 # ---- list ---------------------------------------------------------------------------------------
@@ -208,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if a.command == "list":
             return cmd_list(a.models)
+        if a.command == "schema":
+            return cmd_schema(a.name)
         if a.command == "preview":
             return cmd_preview(a)
         return cmd_eval(a)

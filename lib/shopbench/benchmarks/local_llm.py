@@ -340,7 +340,8 @@ def _doc(results: list[dict]) -> dict:
 def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: str | os.PathLike | None = None,
         sweep: bool = True, verbatim: bool = True, qwen_tokens_only: bool = False) -> dict:  # fmt: skip
     """Measure, write ``outputs/bench/local_llm.json`` and return the document. Stages, cheapest
-    first, the file rewritten after each (a long Qwen run that is stopped keeps the rest): SmolLM2
+    first, the file rewritten after each (a long Qwen run that is stopped keeps the rest; a stage that
+    raises, e.g. ``ModelNotInstalled``, becomes one failed row and the next stage runs): SmolLM2
     timing, SmolLM2 in D.4 order (``verbatim``), the SmolLM2 settings sweep (``sweep``), Qwen (with
     ``qwen_tokens_only``, only its tokenizer-level prefix fractions: no call is timed)."""
     from ..paths import outputs_root
@@ -376,10 +377,31 @@ def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: st
         )
     for name, stage in stages:
         _say(f"{name} …")
-        results += stage()
-        path.write_text(json.dumps(_doc(results), indent=2) + "\n")
-        _say(f"{name} done; wrote {path}")
+        try:
+            results += stage()
+            _say(f"{name} done; wrote {path}")
+        except Exception as e:  # issue 26 §6: a failed stage keeps the stages before it, and says what to run
+            results.append(stage_failure(name, e))
+            _say(f"{name} failed: {results[-1]['detail']}")
+        _write(path, _doc(results))
     return _doc(results)
+
+
+def stage_failure(stage: str, e: BaseException) -> dict:
+    """The result row of a stage that raised: its one-line reason and, for a model that is not
+    installed, the command that installs it (issue 26 §6)."""
+    first = (str(e).strip().splitlines() or [""])[0][:400]
+    if isinstance(e, llamacpp.ModelNotInstalled):
+        first += f" — run: {llamacpp.INSTALL_COMMAND} (or make bench, which installs the models it times)"
+    return _result(f"stage {stage}", None, None, None, False, f"failed: {type(e).__name__}: {first}",
+                   stage=stage, failed=True)  # fmt: skip
+
+
+def _write(path: Path, doc: dict) -> None:
+    """The document, atomically (a kill never leaves half a file; the previous stages stay readable)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(path)
 
 
 def bench_local_llm() -> list[dict]:

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict, ValidationError
+
 from ..core import Persona, Response
 from ..core._base import Model
 from ..errors import InputError, read_text
@@ -285,6 +287,54 @@ def provenance(path: str | Path) -> dict | None:
     return data
 
 
+class StrictOutput(Model):
+    """One assistant output in the strict schema (``shopbench schema assistant-output``, issue 26 §3):
+    the B.9 response exactly, no alias and no repair."""
+
+    model_config = ConfigDict(extra="forbid", title="StrictOutput")
+
+    id: str
+    query: str
+    response: Response
+    assignment_id: str | None = (
+        None  # the PACEShop input it answers (pace_assistant judges it in that context)
+    )
+    persona: Persona | None = None
+    candidate_evidence: list[str] | None = None
+
+
+STRICT_FIX = ("write the B.9 response exactly (`shopbench schema assistant-output`, docs/guides/files.md), or "
+              "import the file with the relaxed schema (load_relaxed)")  # fmt: skip
+
+
+def read_strict(path: str | Path) -> ImportReport:
+    """Import a JSON-lines file of outputs in the strict schema (:class:`StrictOutput`): nothing is
+    repaired and nothing rejected; the first line that breaks the schema (or repeats an id) is one
+    :class:`InputError` naming file, line, field and the fix, raised before anything is returned."""
+    from .io import iter_jsonl
+
+    p = Path(path)
+    imported: list[ImportedOutput] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(p, "file of assistant outputs", STRICT_FIX):
+        where = f"line {lineno}"
+        try:
+            o = StrictOutput.model_validate(obj)
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or None
+            raise InputError(err["msg"], file=p, where=where, field=field, fix=STRICT_FIX) from None
+        if o.id in seen:
+            raise InputError(f"repeats the id of line {seen[o.id]}", file=p, where=where, field="id",
+                             fix="give every output its own id")  # fmt: skip
+        seen[o.id] = lineno
+        imported.append(ImportedOutput(o.id, o.query, obj, o.response, o.persona, o.candidate_evidence, [],
+                                       output_checks(o.response, o.candidate_evidence), where))  # fmt: skip
+    if not imported:
+        raise InputError("holds no output", file=p, fix=STRICT_FIX)
+    return ImportReport(imported, [], str(p))
+
+
 def load_relaxed(path: str | Path) -> ImportReport:
     """Import a file of external assistant outputs (module docstring): each output normalised or
     rejected with its reason. ``InputError`` for a file that is missing, unreadable, not JSON, or
@@ -310,41 +360,3 @@ def load_relaxed(path: str | Path) -> ImportReport:
         out.where = where
         imported.append(out)
     return ImportReport(imported, rejected, str(p))
-
-
-# ---- the strict schema (issue 26 §1, §3) --------------------------------------------------------
-class StrictOutput(Model):
-    """One assistant output in the strict schema: the PACEShop response contract as it is, no alias
-    and no repair. ``id``, ``query`` and ``response`` (the six keys of :class:`~shopbench.core.Response`,
-    nothing else) are required; ``assignment_id`` (a PACEShop input the output answers),
-    ``persona`` (a B.7 persona) and ``candidate_evidence`` (the evidence ids it could cite) are optional.
-    Unknown keys are refused."""
-
-    id: str
-    query: str
-    response: Response
-    assignment_id: str | None = None
-    persona: Persona | None = None
-    candidate_evidence: list[str] | None = None
-
-
-STRICT_FIX = ("one JSON object per line with id, query and response {overview_text, bold_categories, "
-              "productCategoryList, category_search_queries, rqList, attribution_list}; or import it with "
-              "-T schema=relaxed")  # fmt: skip
-
-
-def load_strict(path: str | Path) -> ImportReport:
-    """Import a JSON-lines file of outputs in the strict schema (:class:`StrictOutput`): every line must
-    match it, or the whole file is refused with one :class:`~shopbench.errors.InputError` naming file,
-    line, output id and field (nothing is repaired, nothing is rejected one by one)."""
-    from .io import read_jsonl
-
-    outs = read_jsonl(path, StrictOutput, id_field="id", fix=STRICT_FIX)
-    if not outs:
-        raise InputError("holds no output", file=path, fix=STRICT_FIX)
-    imported = []
-    for n, o in enumerate(outs):
-        raw = o.model_dump(mode="json", exclude_none=True)
-        imported.append(ImportedOutput(o.id, o.query, raw, o.response, o.persona, o.candidate_evidence, [],
-                                       output_checks(o.response, o.candidate_evidence), f"output {n + 1}"))  # fmt: skip
-    return ImportReport(imported, [], str(path))

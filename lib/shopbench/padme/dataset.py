@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from shopbench.errors import InputError
 from shopbench.padme.types import LEVELS, Criterion, Pair
 
 __all__ = [
@@ -54,8 +55,8 @@ TABLE_COLUMNS = [
 ]  # fmt: skip
 
 
-class DatasetError(ValueError):
-    """A pairs file is malformed; the message names the file, line and field."""
+class DatasetError(InputError):
+    """A pairs file is malformed; the message names the file, line, field and the fix (a ValueError)."""
 
 
 def filter_outcome(p: Pair) -> str:
@@ -129,30 +130,29 @@ def write_pairs_dataset(pairs: Sequence[Pair], out_dir: str | Path) -> dict[str,
 
 
 def read_pairs_dataset(path: str | Path) -> list[Pair]:
-    """The pairs of ``pairs.jsonl`` (``path`` is the file or its folder)."""
+    """The pairs of ``pairs.jsonl`` (``path`` is the file or its folder). Every line is strictly parsed
+    and checked against the packaged schema ``padme-pair`` (``shopbench schema padme-pair``, issue 26
+    §3) before any pair is built: a bad line is one :class:`DatasetError` naming file, line, field and
+    the fix."""
+    from shopbench.schemas import read_jsonl
+
     path = Path(path)
     if path.is_dir():
         path = path / PAIRS_JSONL
     if not path.exists():
         raise FileNotFoundError(f"no pairs file at {path}; write one with write_pairs_dataset")
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}:{lineno}: not JSON ({e.msg} at char {e.pos})") from None
-            for key in ("pair_id", "cell_id", "worse", "better", "steering"):
-                if key not in d:
-                    raise DatasetError(
-                        f"{path}:{lineno}: pair {d.get('pair_id', '?')!r} has no field '{key}'"
-                    )
+    fix = "one padme Pair per line, as write_pairs_dataset writes"
+    try:
+        lines = list(read_jsonl(path, "padme-pair", fix=fix))
+        out = []
+        for lineno, d in lines:
             try:
                 out.append(Pair.from_dict(d))
-            except (TypeError, KeyError) as e:
-                raise DatasetError(f"{path}:{lineno}: pair {d.get('pair_id', '?')!r}: {e}") from None
+            except (TypeError, KeyError, ValueError) as e:  # the schema passed: a value the types refuse
+                raise InputError(f"pair {d.get('pair_id', '?')!r}: {str(e).splitlines()[0]}", file=path,
+                                 where=f"line {lineno}", fix=fix) from None  # fmt: skip
+    except InputError as e:
+        raise DatasetError(e.problem, file=e.file, where=e.where, field=e.field, fix=e.fix) from None
     return out
 
 

@@ -12,7 +12,7 @@ samples, one of
 - ``-T responses=FILE``: an assistant's recorded outputs, ``-T schema=relaxed`` (default; the L5
   import path of notebook 10, :func:`shopbench.paceshop.relaxed.load_relaxed`: aliases, repairs
   recorded per output, unusable outputs rejected with their reason) or ``-T schema=strict``
-  (:func:`~shopbench.paceshop.relaxed.load_strict`: the contract as it is; a line that breaks it stops
+  (:func:`~shopbench.paceshop.relaxed.read_strict`: the contract as it is; a line that breaks it stops
   the run with one message naming file, line, output and field). ``--model`` then only names the
   assistant (nothing is called for it). An output naming an ``assignment_id`` of the PACEShop build
   takes the persona and evidence pool of that input when it brings none of its own.
@@ -137,13 +137,13 @@ class PaceAssistantTask:
             self.data_source += f"; inputs of {self._source}"
 
     def _import(self):
-        from ..paceshop.relaxed import load_relaxed, load_strict
+        from ..paceshop.relaxed import load_relaxed, read_strict
 
         p = Path(self.responses).expanduser()  # type: ignore[arg-type]
         if not p.is_file():
             raise InputError("no such responses file", file=p, field="responses",
                              fix="give a JSON-lines file of assistant outputs (-T responses=FILE; docs/guides/assistant.md)")  # fmt: skip
-        return load_strict(p) if self.schema == "strict" else load_relaxed(p)
+        return read_strict(p) if self.schema == "strict" else load_relaxed(p)
 
     @property
     def n_samples(self) -> int:

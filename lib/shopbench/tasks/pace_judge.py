@@ -168,7 +168,7 @@ def load_samples(records_path: str | None, profile: str) -> tuple[list, list[str
         raise InputError("no such records file or folder", file=p, field="records",
                          fix="give a records JSONL file or a PACEShop build folder (-T records=PATH)")  # fmt: skip
     return read_jsonl(p, Record, id_field="record_id",
-                      fix="correct the line (the schema is shopbench.core.Record)"), None, f"records file {p}"  # fmt: skip
+                      fix="correct that line; see `shopbench schema pace-record` (docs/guides/files.md)"), None, f"records file {p}"  # fmt: skip
 
 
 def judge_runs(gateway, protocol: str, judge: str, records: list, *, epochs: int, run_id: str,

@@ -172,9 +172,8 @@ class PadmeEvaluatorTask:
             )
         try:
             return read_pairs_dataset(p)
-        except DatasetError as e:  # names file:line and the field
-            raise InputError(str(e), fix="correct that line (one padme Pair per line, as write_pairs_dataset "
-                                         "writes)") from None  # fmt: skip
+        except DatasetError:  # names file, line, field and the fix (schema padme-pair, issue 26 §3)
+            raise
         except (ValueError, AttributeError) as e:
             raise InputError(f"a pair is malformed ({e})", file=p, fix="one padme Pair per line") from None
 
