@@ -266,14 +266,15 @@ def _tool_calling_script(body):
 
 
 def test_a_user_started_server_as_the_tool_calling_agent(work):
-    from shopbench.testing.fake_openai import FakeOpenAIServer
+    from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight, is_preflight
 
-    with FakeOpenAIServer(script=_tool_calling_script) as srv:
+    with FakeOpenAIServer(script=answering_preflight(_tool_calling_script)) as srv:
         r = run_cli(["eval", "shop_agent", "--model", "openai/shopper", "--model-base-url", srv.api_base,
                      "--limit", "2", "--no-progress", "-T", "n_boot=50"], work)  # fmt: skip
         assert r.returncode == 0, r.stderr
-        n_requests = len(srv.bodies)
-        assert all(b.get("tools") for b in srv.bodies)  # native function calling: the 8 store tools
+        asked = [b for b in srv.bodies if not is_preflight(b)]  # the preflight's own calls left out
+        n_requests = len(asked)
+        assert all(b.get("tools") for b in asked)  # native function calling: the 8 store tools
     d = log_dir_of(r.stdout)
     rows = call_rows(d)
     assert n_requests == len(rows) > 0 and all(x["model"] == "openai/shopper" for x in rows)
@@ -288,9 +289,11 @@ def test_a_user_started_server_as_the_tool_calling_agent(work):
 
 
 def test_a_server_that_fails_every_call_is_no_score(work):
-    from shopbench.testing.fake_openai import FakeOpenAIServer
+    """The preflight passes (its tiny call is answered), then every call of the sweep fails: exit 3, no
+    score. (A server that refuses the preflight itself stops the run with exit 2 before any trial.)"""
+    from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight
 
-    with FakeOpenAIServer(script=lambda body: {"status": 400}) as srv:
+    with FakeOpenAIServer(script=answering_preflight(lambda body: {"status": 400})) as srv:
         r = run_cli(["eval", "shop_agent", "--model", "openai/broken", "--model-base-url", srv.api_base,
                      "--limit", "2", "--no-progress"], work)  # fmt: skip
     assert r.returncode == 3, (r.stdout, r.stderr)
