@@ -7,17 +7,17 @@ as written (extracted from docs/guides/agent.md, so the guide cannot drift)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from shopbench.testing.cli import call_rows, log_dir_of
+from shopbench.testing.cli import run_cli as _run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
-SHOPBENCH = [sys.executable, "-m", "shopbench.cli"]
+
 GUIDE = ROOT / "docs" / "guides" / "agent.md"
 TAU2 = ROOT.parent / "shared" / "data" / "tau2_retail"
 needs_tau2 = pytest.mark.skipif(not TAU2.is_dir(), reason=f"tau2-bench retail data absent ({TAU2})")
@@ -88,24 +88,7 @@ def work(tmp_path_factory):
 
 
 def run_cli(args, work, timeout=300, **env):
-    e = {
-        **os.environ,
-        "SHOPBENCH_OUTPUTS": str(work / "outputs"),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        **env,
-    }
-    return subprocess.run(
-        [*SHOPBENCH, *args], capture_output=True, text=True, timeout=timeout, env=e, cwd=work
-    )
-
-
-def log_dir_of(stdout: str) -> Path:
-    return Path(next(x for x in stdout.splitlines() if x.startswith("log: ")).removeprefix("log: ").strip())
-
-
-def call_rows(log_dir: Path) -> list[dict]:
-    return [json.loads(line) for f in sorted((log_dir / "calls").glob("*.jsonl"))
-            for line in f.read_text().splitlines() if line.strip()]  # fmt: skip
+    return _run_cli(args, work / "outputs", cwd=work, timeout=timeout, **env)
 
 
 def trajectory_bytes(d: Path) -> dict[str, int]:

@@ -6,18 +6,18 @@ as written in docs/guides/assistant.md."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from shopbench.testing.cli import call_rows, log_dir_of
+from shopbench.testing.cli import run_cli as _run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
-SHOPBENCH = [sys.executable, "-m", "shopbench.cli"]
+
 GUIDE = ROOT / "docs" / "guides" / "assistant.md"
 
 
@@ -28,22 +28,7 @@ def outputs(tmp_path_factory):
 
 
 def run_cli(args, outputs, cwd=ROOT, timeout=300):
-    env = {**os.environ, "SHOPBENCH_OUTPUTS": str(outputs), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run(
-        [*SHOPBENCH, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
-    )
-
-
-def call_rows(log_dir: Path) -> list[dict]:
-    rows = []
-    for f in sorted((log_dir / "calls").glob("*.jsonl")):
-        rows += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-    return rows
-
-
-def log_dir_of(stdout: str) -> Path:
-    line = next(x for x in stdout.splitlines() if x.startswith("log: "))
-    return Path(line.removeprefix("log: ").strip())
+    return _run_cli(args, outputs, cwd=cwd, timeout=timeout)
 
 
 def guide_blocks() -> dict[str, list[str]]:

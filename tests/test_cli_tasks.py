@@ -14,8 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from shopbench.testing.cli import SHOPBENCH, call_rows, log_dir_of
+from shopbench.testing.cli import run_cli as _run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
-SHOPBENCH = [sys.executable, "-m", "shopbench.cli"]
+
 RECORDED = ROOT.parent / "shared" / "data" / "tau_bench_airline_trajectories"
 
 
@@ -26,22 +29,7 @@ def outputs(tmp_path_factory):
 
 
 def run_cli(args, outputs, timeout=300, **env):
-    e = {**os.environ, "SHOPBENCH_OUTPUTS": str(outputs), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **env}
-    return subprocess.run(
-        [*SHOPBENCH, *args], capture_output=True, text=True, timeout=timeout, env=e, cwd=ROOT
-    )
-
-
-def call_rows(log_dir: Path) -> list[dict]:
-    rows = []
-    for f in sorted((log_dir / "calls").glob("*.jsonl")):
-        rows += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-    return rows
-
-
-def log_dir_of(stdout: str) -> Path:
-    line = next(x for x in stdout.splitlines() if x.startswith("log: "))
-    return Path(line.removeprefix("log: ").strip())
+    return _run_cli(args, outputs, timeout=timeout, **env)
 
 
 # ---- pace_judge ------------------------------------------------------------------------------------

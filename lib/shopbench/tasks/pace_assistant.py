@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from .pace_judge import PROTOCOL_NAMES
 from .registry import Param, task
+from .scoring import finite
 
 VARIANT_NAMES = ("b9", "b9_grammar", "b9_grammar_labels_first")  # shopbench.paceshop.generate.VARIANTS
 AXES = (("s_P", "persona_alignment"), ("s_C", "component_consistency"), ("s_E", "evidence_grounding"),
@@ -326,7 +326,12 @@ class PaceAssistantTask:
             if nb == 0:
                 return {"estimate": float(np.nanmean(x)), "ci_low": None, "ci_high": None, "n": n}
             b = bootstrap_mean(x, n_boot=nb, seed=_seed(seed, key))
-            return {"estimate": _num(b.estimate), "ci_low": _num(b.low), "ci_high": _num(b.high), "n": n}
+            return {
+                "estimate": finite(b.estimate),
+                "ci_low": finite(b.low),
+                "ci_high": finite(b.high),
+                "n": n,
+            }
 
         has = first["unit_status"] == "ok"
         head: dict[str, Any] = {"accepted": est(first["accepted"].astype(float), "accepted")}
@@ -415,11 +420,6 @@ def _place(where: str) -> int:
 
 def _seed(seed: int, key: str) -> int:
     return int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16)
-
-
-def _num(x) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def pd_numeric(s):

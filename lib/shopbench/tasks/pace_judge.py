@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from .registry import Param, task
+from .scoring import finite
 
 # the judge protocols of shopbench.judges.protocols.PROTOCOLS (kept here so `shopbench list` imports
 # nothing heavy; tests/test_cli_tasks.py checks the two lists are the same)
@@ -134,8 +134,8 @@ class PaceJudgeTask:
             sup = bool(r.supported)
             # None: not a target of the protocol (supported false), or undefined on these samples (e.g.
             # no persona swap among them); never a number made up
-            out[r.column] = {"estimate": _num(r.estimate) if sup else None, "ci_low": _num(r.ci_low) if sup else None,
-                             "ci_high": _num(r.ci_high) if sup else None, "supported": sup, "table": r.table}  # fmt: skip
+            out[r.column] = {"estimate": finite(r.estimate) if sup else None, "ci_low": finite(r.ci_low) if sup else None,
+                             "ci_high": finite(r.ci_high) if sup else None, "supported": sup, "table": r.table}  # fmt: skip
         pf = parse_failures(runs)
         pf_row = json.loads(pf.iloc[0].to_json()) if len(pf) else {}
         kinds = {k: v for k, v in pf_row.items()
@@ -192,11 +192,6 @@ def judge_runs(gateway, protocol: str, judge: str, records: list, *, epochs: int
                           for o, s, e, pe in zip(ok, runs["status"], runs["error"], runs["parse_error"],
                                                  strict=True)]  # fmt: skip
     return runs
-
-
-def _num(x) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def _s0_ids(folder: Path) -> list[str] | None:

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import InputError
 from .registry import Param, task
+from .scoring import finite, mean_ci
 
 TOOL_MODES = ("native", "json", "compact")
 HEADLINE_KEYS = ("goal_rate", "goal_progress", "exact_cart_precision", "exact_cart_recall", "avg_total_tool_calls",
@@ -232,11 +233,9 @@ class ShopAgentTask:
     # ---- metrics ---------------------------------------------------------------------------------
     def metrics(self, rows, *, seed: int) -> dict:
         """Table 14 exact-cart success with CIs per tier, and the 44 metrics with bootstrap CIs."""
-        import numpy as np
 
         from ..metrics.shop.intervals import GENERATOR_TIERS, bootstrap_success
         from ..shopsim.verifier import battery as B
-        from ..stats.bootstrap import bootstrap_mean
 
         scored = rows[rows["unit_status"] != "error"]
         tab14 = bootstrap_success(scored, n_boot=self.n_boot, seed=seed) if len(scored) else None
@@ -255,22 +254,12 @@ class ShopAgentTask:
                 }
 
         def ci(x, tag: str) -> dict:
-            x = x[~x.isna()].to_numpy(float)
-            if not x.size:
-                return {"estimate": None, "ci_low": None, "ci_high": None, "n": 0}
-            rng = np.random.default_rng([seed, int(hashlib.sha256(tag.encode()).hexdigest()[:8], 16)])
-            b = bootstrap_mean(x, n_boot=max(self.n_boot, 1), seed=rng)
-            return {
-                "estimate": float(x.mean()),
-                "ci_low": _num(b.low),
-                "ci_high": _num(b.high),
-                "n": int(x.size),
-            }
+            return mean_ci(x, tag, seed=seed, n_boot=self.n_boot)
 
         battery: dict[str, Any] = {}
         for m in B.METRICS:
             col = scored[m.key]
-            cell = ci(col, m.key) | {"sd": _num(col.std(ddof=1)) if col.notna().sum() > 1 else None,
+            cell = ci(col, m.key) | {"sd": finite(col.std(ddof=1)) if col.notna().sum() > 1 else None,
                                      "group": m.group, "label": m.label}  # fmt: skip
             cell["by_tier"] = {
                 tier: ci(col[scored["tier"] == tier], f"{m.key}/{tier}") for tier in GENERATOR_TIERS
@@ -284,8 +273,3 @@ class ShopAgentTask:
                 "judge": getattr(self, "judge_name", self.judge_spec), "user": self.user,
                 "ci": "percentile bootstrap 95% over scored trials (× epochs); exact_cart_success: Table 14, "
                       "general trials", "n_boot": self.n_boot}  # fmt: skip
-
-
-def _num(x) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None

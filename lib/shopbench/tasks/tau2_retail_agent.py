@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import InputError
 from .registry import Param, task
+from .scoring import mean_ci
 
 SPLITS = ("test", "train", "base", "all")
 DEFAULT_DATA = "../shared/data/tau2_retail"  # relative to the repository root, as in the profiles
@@ -212,22 +213,10 @@ class Tau2RetailAgentTask:
     def metrics(self, rows, *, seed: int) -> dict:
         import numpy as np
 
-        from ..stats.bootstrap import bootstrap_mean
-
         scored = rows[rows["unit_status"] != "error"]
 
         def ci(x, tag: str) -> dict:
-            x = np.asarray([v for v in x if v == v], dtype=float)
-            if not x.size:
-                return {"estimate": None, "ci_low": None, "ci_high": None, "n": 0}
-            rng = np.random.default_rng([seed, int(hashlib.sha256(tag.encode()).hexdigest()[:8], 16)])
-            b = bootstrap_mean(x, n_boot=max(self.n_boot, 1), seed=rng)
-            return {
-                "estimate": float(x.mean()),
-                "ci_low": _num(b.low),
-                "ci_high": _num(b.high),
-                "n": int(x.size),
-            }
+            return mean_ci(x, tag, seed=seed, n_boot=self.n_boot)
 
         head = {"reward": ci(scored["reward"], "reward"), "db_match": ci(scored["db"], "db"),
                 "nl_assertion_pass": ci(scored["nl_assertion"][scored["unjudged"].isna() & (scored["n_nl_assertions"] > 0)],
@@ -248,11 +237,6 @@ class Tau2RetailAgentTask:
                 "agent": self.agent.provenance() if self.agent is not None else None, "user": self.user,
                 "nl_judge": self.nl_judge, "fidelity": self.fidelity,
                 "ci": "percentile bootstrap 95% over scored episodes (tasks × epochs)", "n_boot": self.n_boot}  # fmt: skip
-
-
-def _num(x) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def _read_jsonl(p: Path) -> list[dict]:
