@@ -258,6 +258,11 @@ def test_a_user_started_server_as_the_tool_calling_agent(work):
         asked = [b for b in srv.bodies if not is_preflight(b)]  # the preflight's own calls left out
         n_requests = len(asked)
         assert all(b.get("tools") for b in asked)  # native function calling: the 8 store tools
+        n_bodies = len(srv.bodies)
+        again = run_cli(["eval", "shop_agent", "--model", "openai/shopper", "--model-base-url", srv.api_base,
+                         "--limit", "2", "--no-progress", "-T", "n_boot=50"], work)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert len(srv.bodies) == n_bodies  # every trial finished: no trial played, no preflight either
     d = log_dir_of(r.stdout)
     rows = call_rows(d)
     assert n_requests == len(rows) > 0 and all(x["model"] == "openai/shopper" for x in rows)

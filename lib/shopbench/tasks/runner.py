@@ -119,10 +119,14 @@ def _backbone(model: str, base_url: str | None, need_key: bool = True, called: b
 
 def _preflight(t, gateway, backbone, run_id: str, epochs: int) -> None:
     """Issue 25 §2 before any sample is asked: the preflight of the subject under test on the task's
-    planned calls (:func:`preflight_calls`); none when the call log and cache already hold every answer
-    (a rerun asks the server nothing)."""
+    planned calls (:func:`preflight_calls`); none when the call log and cache already hold every answer,
+    or, for an agent task, when every trial already has its trajectory (``t.finished``): a rerun asks
+    the server nothing (issue 26 §5)."""
     calls = t.calls(gateway, backbone, epochs=epochs)
     if calls and gateway.estimate(calls, run_id).to_call == 0:
+        return
+    finished = getattr(t, "finished", None)  # an agent task: its calls are known only as trials run
+    if not calls and finished is not None and finished(gateway, backbone, epochs=epochs):
         return
     preflight_calls(backbone, calls)
 

@@ -154,6 +154,20 @@ class ShopAgentTask:
     def calls(self, gateway, backbone, *, epochs: int) -> list:
         return []  # known only when the conversations run (calls_note)
 
+    def finished(self, gateway, backbone, *, epochs: int) -> bool:
+        """Whether every selected trial of every epoch already has its trajectory in the log: a rerun
+        then plays no trial, so the model agent is asked nothing and the runner sends it no preflight
+        either (issue 26 §2 and §5: "a rerun makes none")."""
+        from ..shopsim.sweep import TrajectoryStore
+
+        root = gateway.log_dir.parent / "trajectories"
+        name = self.agent.name if self.agent is not None else f"llm:{backbone.name}"
+        want = {s.trial_id for s in self.selected}
+        return all(
+            (root / f"epoch{k}").is_dir() and want <= TrajectoryStore(root / f"epoch{k}").done_ids(name)
+            for k in range(epochs)
+        )
+
     # ---- run -------------------------------------------------------------------------------------
     def _plan(self, gateway, backbone, run_prefix: str):
         from ..shopsim import experiment as X
