@@ -255,6 +255,23 @@ def test_help_and_list_answer_fast_and_show_the_tasks(outputs):
     assert out.strip().endswith("[]")
 
 
+def test_a_local_eval_imports_no_provider_library(pace_run, outputs, tmp_path):
+    """Issue 26, Speed: one ``local/`` sample end to end, its model check and contract check included
+    (a fresh cache, so the call is made), imports neither litellm nor jsonschema nor aiohttp."""
+    code = (
+        "import sys, shopbench.cli as c; c.main(['eval', 'pace_judge', '--model', 'local/checks', '--limit', '1',"
+        f" '--no-progress', '--log-dir', {str(tmp_path / 'log')!r}]);"
+        " print(sorted(m for m in ('litellm', 'jsonschema', 'aiohttp') if m in sys.modules))"
+    )
+    env = {**os.environ, "SHOPBENCH_OUTPUTS": str(outputs), "SHOPBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
+    )
+    assert r.returncode == 0, r.stderr
+    assert "1 scored rows (ok 1" in r.stdout and r.stdout.strip().endswith("[]"), r.stdout
+    assert len(call_rows(tmp_path / "log")) == 1  # the call was made, not served from a cache
+
+
 def test_protocol_choices_are_the_registered_protocols():
     from shopbench.judges.protocols import PROTOCOLS
     from shopbench.tasks.pace_judge import PROTOCOL_NAMES

@@ -103,3 +103,70 @@ def test_numbers_are_reread_when_they_could_cross_a_bound(text, ok):
         "p": {"type": "number", "minimum": 0, "maximum": 1}, "q": {"type": "number", "maximum": 0.1},
         "r": {"type": "number", "minimum": 1, "maximum": 5}}}  # fmt: skip
     assert parse_output(text, schema).ok is ok
+
+
+def _schema_mutations(schema, rng: random.Random):
+    """``schema`` with one keyword value replaced by an odd value (or a keyword added or dropped)."""
+    odd = [
+        None,
+        True,
+        False,
+        -1,
+        0,
+        2.5,
+        "x",
+        "integer",
+        "nope",
+        [],
+        ["a", "a"],
+        ["string", "string"],
+        {},
+        {"type": 1},
+    ]
+    return _mutate_with(schema, rng, odd)
+
+
+def _mutate_with(doc, rng, odd):
+    doc = copy.deepcopy(doc)
+    path = rng.choice(list(_paths(doc))[1:] or [()])
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    if isinstance(parent, dict) and rng.random() < 0.2:
+        parent[rng.choice(["minLength", "maxItems", "required", "title", "enum", "type", "items"])] = (
+            rng.choice(odd)
+        )
+    elif path:
+        parent[path[-1]] = rng.choice(odd)
+    return doc
+
+
+@pytest.mark.parametrize("i", range(len(_contracts())))
+def test_plain_schema_check_never_passes_an_invalid_schema(i):
+    """``check_schema`` skips jsonschema only for a plain schema the metaschema accepts (issue 26, Speed):
+    on every contract and on mutations of it, a schema :func:`_plain_schema_ok` passes is valid to
+    jsonschema, and ``check_schema`` answers exactly as jsonschema's metaschema check does."""
+    from shopbench.llm.contract import _plain_schema_ok, check_schema
+
+    schema = _contracts()[i]
+    assert _plain_schema_ok(schema)  # every judge contract takes the fast path
+    for bad in ({"type": "string", "minLength": -1}, {"type": ["string", "string"]}, {"required": ["a", "a"]},
+                {"type": []}, {"title": 3}, {"enum": "a"}, {"maximum": "5"}):  # fmt: skip
+        assert not _plain_schema_ok(bad)
+        with pytest.raises(ValueError, match="invalid output contract"):
+            check_schema(bad)
+    rng = random.Random(100 + i)
+    seen = {True: 0, False: 0}
+    for _ in range(400):
+        s = _schema_mutations(schema, rng)
+        valid = Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(s)
+        if _plain_schema_ok(s):
+            assert valid, s
+        try:
+            check_schema(s)
+            ours = True
+        except ValueError:
+            ours = False
+        assert ours is valid, s
+        seen[valid] += 1
+    assert seen[True] > 20 and seen[False] > 20  # both sides exercised

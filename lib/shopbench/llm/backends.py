@@ -25,8 +25,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._litellm import litellm
-
 EMBEDDED = ("local", "llamacpp")
 NO_KEY_NEEDED = "sk-no-key-required"  # placeholder for keyless local servers (llama.cpp, vLLM, Ollama)
 
@@ -182,6 +180,8 @@ def check_model(
             raise ModelNotInstalled(f"{model}: llama-cpp-python is not installed; run `make local-llm`")
         model_path(rest)
         return
+    from ._litellm import litellm  # only for a provider's model: embedded ones need no litellm (issue 26)
+
     try:
         litellm.get_llm_provider(model=model)
     except Exception:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._litellm import litellm
-
 EMBEDDED_PROVIDERS = ("local", "llamacpp")
 DEFAULT_COMPLETION_TOKENS = 512
 
@@ -23,6 +21,8 @@ def price_per_token(model: str) -> tuple[float, float] | None:
     """(input, output) USD per token, 0 for embedded backends, None when litellm has no price."""
     if model.split("/", 1)[0] in EMBEDDED_PROVIDERS:
         return (0.0, 0.0)
+    from ._litellm import litellm  # not for embedded backends (issue 26, Speed)
+
     for name in (model, model.split("/", 1)[-1]):
         info = litellm.model_cost.get(name)
         if info and "input_cost_per_token" in info:
@@ -83,6 +83,8 @@ def actual_cost(response) -> float:
     stamped = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     if stamped is not None:
         return float(stamped)
+    from ._litellm import litellm
+
     try:
         return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:

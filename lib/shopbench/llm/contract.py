@@ -18,12 +18,12 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from typing import TYPE_CHECKING, Any
 
 from .. import strictjson
+
+if TYPE_CHECKING:  # jsonschema is imported on first need (its format checkers take seconds to import)
+    from jsonschema import Draft202012Validator
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -42,6 +42,14 @@ def response_format(schema: dict, name: str = "output") -> dict:
 
 
 def check_schema(schema: dict) -> None:
+    """Raise ``ValueError`` when ``schema`` is not a valid JSON schema (draft 2020-12). A plain
+    contract (:func:`_plain_schema_ok`) is valid without asking jsonschema, which is imported only
+    for any other schema (issue 26, Speed: importing it costs seconds)."""
+    if _plain_schema_ok(schema):
+        return
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as e:
@@ -108,6 +116,8 @@ def _validator(schema: dict) -> Draft202012Validator:
         return hit[1]
     if len(_VALIDATORS) > 256:
         _VALIDATORS.clear()
+    from jsonschema import Draft202012Validator
+
     v = Draft202012Validator(schema)
     _VALIDATORS[id(schema)] = (schema, v)  # the schema is held, so its id is not reused meanwhile
     return v
@@ -202,6 +212,52 @@ def _fast_check(schema: dict):
 
 class _NotPlain(Exception):
     pass
+
+
+_SIZES = ("minLength", "maxLength", "minItems", "maxItems")
+
+
+def _plain_schema_ok(schema: Any) -> bool:  # noqa: C901 - one branch per keyword
+    """True only when ``schema`` uses the plain keywords (:data:`_COMPILABLE`) with values the draft
+    2020-12 metaschema accepts, so it is a valid schema; False sends it to jsonschema's own check
+    (which then decides, with its message). Conservative: any doubt answers False."""
+    if (
+        not isinstance(schema, dict)
+        or not all(isinstance(k, str) for k in schema)
+        or set(schema) - _COMPILABLE
+    ):
+        return False
+    for k, v in schema.items():
+        if k == "type":
+            names = [v] if isinstance(v, str) else v
+            if not (isinstance(names, list) and names and all(isinstance(n, str) and n in _TYPES for n in names)
+                    and len(set(names)) == len(names)):  # fmt: skip
+                return False
+        elif k == "properties":
+            if not (
+                isinstance(v, dict) and all(isinstance(n, str) and _plain_schema_ok(x) for n, x in v.items())
+            ):
+                return False
+        elif k in ("items", "additionalProperties"):
+            if not (isinstance(v, bool) or _plain_schema_ok(v)):
+                return False
+        elif k == "required":
+            if not (isinstance(v, list) and all(isinstance(r, str) for r in v) and len(set(v)) == len(v)):
+                return False
+        elif k in ("enum", "examples"):
+            if not isinstance(v, list):
+                return False
+        elif k in _BOUNDS:
+            if not _is_num(v):
+                return False
+        elif k in _SIZES:
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+                return False
+        elif k in ("description", "title", "$comment"):
+            if not isinstance(v, str):
+                return False
+        # "const" and "default": the metaschema accepts any value
+    return True
 
 
 def _is_num(x: Any) -> bool:

@@ -32,7 +32,6 @@ from .. import secrets
 from ..progress import report as report_progress
 from ..progress import tqdm
 from ..strictjson import storable
-from ._litellm import get_litellm
 from .backends import Backbone, api_key_for, check_model
 from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost, price_per_token
 from .cache import ResponseCache, cache_key, canonical_json
@@ -178,6 +177,14 @@ def _clean_json(obj: Any, values: Sequence[str] | None = None) -> Any:
 _FORM_ERROR = re.compile(r"response_format|json_schema|json_object|schema|grammar", re.I)
 
 
+def get_litellm():
+    """litellm with the embedded providers registered, imported on first need: a run on ``local/``
+    backends or the lean transport never imports it (seconds saved; issue 26, Speed)."""
+    from ._litellm import get_litellm as registered
+
+    return registered()
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Whether a failed attempt is worth another: 408/409/429, a 5xx, a timeout or a dropped
     connection -- but never a request the server refused as malformed (:func:`.transport.is_malformed`:
@@ -189,13 +196,14 @@ def is_retryable(exc: BaseException) -> bool:
         return code in (408, 409, 429) or code >= 500
     if isinstance(exc, asyncio.TimeoutError | TimeoutError | ConnectionError):
         return True
-    litellm = get_litellm()
-    retry_types = (
-        litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-        litellm.APIConnectionError, litellm.Timeout, asyncio.TimeoutError, TimeoutError, ConnectionError,
-    )  # fmt: skip
-    if isinstance(exc, retry_types):
-        return True
+    if "litellm" in sys.modules:  # else ``exc`` cannot be one of litellm's exceptions: no import for it
+        litellm = get_litellm()
+        retry_types = (
+            litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
+            litellm.APIConnectionError, litellm.Timeout, asyncio.TimeoutError, TimeoutError, ConnectionError,
+        )  # fmt: skip
+        if isinstance(exc, retry_types):
+            return True
     code = getattr(exc, "status_code", None)
     return isinstance(code, int) and (code in (408, 409, 429) or code >= 500)
 

@@ -24,11 +24,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from litellm.llms.custom_llm import CustomLLMError
-
-from ._litellm import litellm
+if TYPE_CHECKING:
+    import litellm
 
 LocalFn = Callable[[list[dict], dict], str]
 
@@ -167,6 +166,8 @@ def run_local(name: str, messages: list[dict], params: dict) -> str:
 
 
 def _model_response(model: str, content: str, messages: list[dict]) -> litellm.ModelResponse:
+    from ._litellm import litellm
+
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
     completion_tokens = len(content.split())
     return litellm.ModelResponse(
@@ -182,10 +183,16 @@ def _model_response(model: str, content: str, messages: list[dict]) -> litellm.M
     )
 
 
-class LocalHandler(litellm.CustomLLM):
-    """litellm custom provider ``local``: dispatches ``local/<name>`` to the registered function."""
+class _LocalCore:
+    """The ``local`` provider's methods; ``LocalHandler`` is this class mixed into ``litellm.CustomLLM``,
+    built on first access (module ``__getattr__``) so that importing this module -- which the gateway's
+    own ``local/`` path does -- does not import litellm (issue 26, Speed)."""
 
     def _run(self, model: str, messages: list, optional_params: dict) -> litellm.ModelResponse:
+        from litellm.llms.custom_llm import CustomLLMError
+
+        from ._litellm import litellm
+
         name = model.split("/", 1)[1] if model.startswith("local/") else model
         backends = local_backends()
         if name not in backends:
@@ -209,3 +216,22 @@ class LocalHandler(litellm.CustomLLM):
     async def acompletion(self, model, messages, *args, optional_params=None, **kwargs):
         # deterministic backends are pure Python and fast: run them inline, off the loop only if slow
         return await asyncio.to_thread(self._run, model, messages, optional_params or {})
+
+
+def _handler_class() -> type:
+    cls = globals().get("_HANDLER_CLASS")
+    if cls is None:
+        from ._litellm import litellm
+
+        class LocalHandler(_LocalCore, litellm.CustomLLM):
+            """litellm custom provider ``local``: dispatches ``local/<name>`` to the registered function."""
+
+        LocalHandler.__module__ = __name__
+        globals()["_HANDLER_CLASS"] = cls = LocalHandler
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalHandler":
+        return _handler_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

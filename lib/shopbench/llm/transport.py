@@ -31,9 +31,10 @@ import re
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
+if TYPE_CHECKING:  # imported where a request is made: a run on local/ backends never needs it (issue 26)
+    import aiohttp
 
 # ---- errors (names as litellm's, so call logs read the same) -------------------------------------------
 
@@ -146,6 +147,8 @@ class OpenAICompatClient:
         atexit.register(self._close_all)
 
     def _session(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         loop = asyncio.get_running_loop()
         s = self._sessions.get(loop)
         if s is None or s.closed:
@@ -162,6 +165,8 @@ class OpenAICompatClient:
         self, api_base: str, body: dict, *, api_key: str | None, timeout_s: float
     ) -> tuple[dict, float]:
         """The decoded JSON answer and its wall time; raises a :class:`TransportError` subclass."""
+        import aiohttp
+
         url = api_base.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json"}
         if api_key:
@@ -194,6 +199,8 @@ class OpenAICompatClient:
     ) -> dict | list | None:
         """``GET url`` decoded as JSON: None when the server answers 404/405 or not JSON (an optional
         endpoint such as ``/props``); raises a :class:`TransportError` subclass otherwise."""
+        import aiohttp
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         try:
             async with self._session().get(
