@@ -117,7 +117,7 @@ def test_pipeline_run_only_passes_only_to_the_preview(out, monkeypatch):
     monkeypatch.setattr(pipeline, "check_before_run", lambda profile, only=None: seen.append(only))
     monkeypatch.setattr(pipeline, "run_notebook", lambda *a, **k: None)
     p = _profile(out, "srv", f"backbones:\n  - {SERVER}\njudging: {{llm_backbones: [smol]}}\n")
-    pipeline.run(str(p), only=["20_pace_judge_sweep"])
+    pipeline.run(str(p), only=["20_pace_judge_sweep"], preflight=False)  # no server runs at SERVER's address
     assert seen == [["20_pace_judge_sweep"]]
 
 
