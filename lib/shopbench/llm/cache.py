@@ -60,10 +60,25 @@ def thread_connection(local: threading.local, path: Path, *pragmas: str) -> sqli
     con = getattr(local, "con", None)
     if con is None:
         con = sqlite3.connect(path, timeout=60, isolation_level=None)
-        for pragma in ("journal_mode=WAL", *pragmas, "busy_timeout=60000"):
-            con.execute(f"PRAGMA {pragma}")
+        for pragma in ("busy_timeout=60000", "journal_mode=WAL", *pragmas):
+            _pragma(con, pragma)
         local.con = con
     return con
+
+
+def _pragma(con: sqlite3.Connection, pragma: str, wait_s: float = 60.0) -> None:
+    """``PRAGMA <pragma>``, waiting while another process holds the file: switching a new file to WAL
+    needs it alone, and SQLite answers "database is locked" at once there instead of calling its busy
+    handler (two processes opening one new cache together: tests/test_gateway.py)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            con.execute(f"PRAGMA {pragma}")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 class ResponseCache:
