@@ -16,7 +16,6 @@ cache and the anytime ledger; finished notebooks are up to date).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -25,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from .environ import scoped_environ
 from .kernels import KERNEL_LOG_ENV
 from .progress import FILE_ENV
 
@@ -152,27 +152,19 @@ def watching(profile: str, notebook: str, root: Path) -> Iterator[Path]:
     path = root / "progress" / f"{notebook}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
-    saved = {k: os.environ.get(k) for k in (FILE_ENV, KERNEL_LOG_ENV)}
-    os.environ[FILE_ENV] = str(path)
-    os.environ[KERNEL_LOG_ENV] = str(kernel_log(root, notebook))
     kernel_log(root, notebook).parent.mkdir(parents=True, exist_ok=True)
     kernel_log(root, notebook).unlink(missing_ok=True)
-    w = Watcher(profile, notebook, path)
-    w.start()
-    try:
-        yield path
-    except BaseException:  # Ctrl-C: the pipeline prints one line, nothing more
-        w.stop()
-        raise
-    else:
-        w.stop()
-        w.poll(final=True)  # the sweeps that finished since the last look
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with scoped_environ({FILE_ENV: str(path), KERNEL_LOG_ENV: str(kernel_log(root, notebook))}):
+        w = Watcher(profile, notebook, path)
+        w.start()
+        try:
+            yield path
+        except BaseException:  # Ctrl-C: the pipeline prints one line, nothing more
+            w.stop()
+            raise
+        else:
+            w.stop()
+            w.poll(final=True)  # the sweeps that finished since the last look
 
 
 def kernel_log(root: Path, notebook: str) -> Path:

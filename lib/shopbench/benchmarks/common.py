@@ -8,6 +8,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ..processes import stop_process
+
 
 def rss_mb() -> float:
     """Peak resident memory of this process in MB (Linux reports KiB)."""
@@ -26,5 +28,4 @@ def fake_server_process(latency: float) -> Iterator[str]:
             raise RuntimeError("fake OpenAI server did not start")
         yield line
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop_process(proc)

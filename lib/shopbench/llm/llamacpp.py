@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import exit_on_user_error
+from ..processes import stop_process
 
 __all__ = [
     "LLAMA_CPP_VERSION",
@@ -986,13 +987,7 @@ def serve(
         yield Server(api_base=api_base, alias=alias, model=f"openai/{alias}", port=port,
                      process=proc, log_path=log_path)  # fmt: skip
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc)
         log_path.unlink(missing_ok=True)
 
 

@@ -161,31 +161,39 @@ class OpenAICompatClient:
             self._sessions[loop] = s
         return s
 
+    async def _request(self, method: str, url: str, label: str, headers: dict, timeout_s: float, *,
+                       data: bytes | None = None, optional: tuple[int, ...] = ()) -> tuple[int, str]:  # fmt: skip
+        """One HTTP request: ``(status, body text)``. An HTTP error (other than an ``optional`` status),
+        a timeout or a broken connection is raised as the :class:`TransportError` subclass litellm would
+        raise, named by ``label`` (the server's base URL, or the URL asked)."""
+        import aiohttp
+
+        try:
+            async with self._session().request(
+                method, url, data=data, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
+            ) as r:
+                text = await r.text(errors="replace")
+                if r.status >= 400 and r.status not in optional:
+                    raise _error_for(r.status, text, label, _retry_after(r.headers))
+                return r.status, text
+        except TransportError:
+            raise
+        except TimeoutError as e:
+            raise Timeout(f"{label}: request timed out after {timeout_s:g} s", 408) from e
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as e:
+            raise APIConnectionError(f"{label}: connection failed: {type(e).__name__}: {e}") from e
+
     async def chat(
         self, api_base: str, body: dict, *, api_key: str | None, timeout_s: float
     ) -> tuple[dict, float]:
         """The decoded JSON answer and its wall time; raises a :class:`TransportError` subclass."""
-        import aiohttp
-
         url = api_base.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         data = json.dumps(body).encode()  # ASCII escapes: a lone surrogate in a prompt stays valid JSON
         t0 = time.perf_counter()
-        try:
-            async with self._session().post(
-                url, data=data, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
-            ) as r:
-                text = await r.text(errors="replace")
-                if r.status >= 400:
-                    raise _error_for(r.status, text, api_base, _retry_after(r.headers))
-        except TransportError:
-            raise
-        except TimeoutError as e:
-            raise Timeout(f"{api_base}: request timed out after {timeout_s:g} s", 408) from e
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as e:
-            raise APIConnectionError(f"{api_base}: connection failed: {type(e).__name__}: {e}") from e
+        _, text = await self._request("POST", url, api_base, headers, timeout_s, data=data)
         try:
             answer = json.loads(text)
         except ValueError as e:
@@ -199,24 +207,10 @@ class OpenAICompatClient:
     ) -> dict | list | None:
         """``GET url`` decoded as JSON: None when the server answers 404/405 or not JSON (an optional
         endpoint such as ``/props``); raises a :class:`TransportError` subclass otherwise."""
-        import aiohttp
-
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        try:
-            async with self._session().get(
-                url, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
-            ) as r:
-                text = await r.text(errors="replace")
-                if r.status in (404, 405):
-                    return None
-                if r.status >= 400:
-                    raise _error_for(r.status, text, url, _retry_after(r.headers))
-        except TransportError:
-            raise
-        except TimeoutError as e:
-            raise Timeout(f"{url}: request timed out after {timeout_s:g} s", 408) from e
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as e:
-            raise APIConnectionError(f"{url}: connection failed: {type(e).__name__}: {e}") from e
+        status, text = await self._request("GET", url, url, headers, timeout_s, optional=(404, 405))
+        if status in (404, 405):
+            return None
         try:
             return json.loads(text)
         except ValueError:

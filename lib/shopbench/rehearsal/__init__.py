@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ..environ import scoped_environ
 from .server import ProviderServer, sample_from_schema
 
 DUMMY_KEY = "sk-rehearsal-not-a-key"
@@ -46,17 +47,8 @@ def pointed_at(base_url: str) -> Iterator[None]:
     """:func:`provider_env` applied to this process (and its children) for the duration; the previous
     environment is restored at exit. The preview of a rehearsal uses it with no server: it makes no
     call, and every model is callable once the server runs."""
-    env = provider_env(base_url)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with scoped_environ(provider_env(base_url)):
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @contextmanager

@@ -27,6 +27,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..processes import stop_process
+
 FLEET_ENV = "SHOPBENCH_REHEARSAL_FLEET"
 FLEET_PROVIDERS = ("hosted_vllm",)  # the open-weight servers a real run would point at a fleet
 
@@ -99,12 +101,7 @@ def fleet(servers: int, kill_after: int | None = None, **server_kw) -> Iterator[
         else:
             os.environ[FLEET_ENV] = saved
         for p in run.processes:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop_process(p)
 
 
 def fleet_bases() -> list[str]:

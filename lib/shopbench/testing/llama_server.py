@@ -19,6 +19,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..processes import stop_process
+
 MODEL = "smollm2-135m-instruct"
 ALIAS = "smol"
 
@@ -69,12 +71,7 @@ def llama_server(
                 time.sleep(0.25)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def chat_posts(log: Path) -> list[str]:
