@@ -158,6 +158,13 @@ def test_fake_openai_server_as_a_user_started_server(outputs):
     ours = json.loads((d / "metrics.json").read_text())["headline"]
     theirs = json.loads((log_dir_of(local.stdout) / "metrics.json").read_text())["headline"]
     assert ours == theirs
+    # the kind of evidence is written beside the numbers: a model behind a server sees only its prompt
+    assert json.loads((d / "metrics.json").read_text())["evidence"]["kind"] == "measured"
+    oracle = run_cli(["eval", "pace_judge", "--model", "local/oracle-rules", "--limit", "3", "--no-progress",
+                      "-T", "n_boot=0"], outputs)  # fmt: skip
+    assert oracle.returncode == 0, oracle.stderr
+    ev = json.loads((log_dir_of(oracle.stdout) / "metrics.json").read_text())["evidence"]
+    assert ev["kind"] == "known-answer", ev  # reads the gold: a check of the machinery, not a finding
 
 
 def test_a_server_answering_garbage_is_no_score_and_exit_3(outputs):

@@ -277,6 +277,7 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     rows = t.run(gw, backbone, epochs=epochs, run_id=run_id)
     metrics = t.metrics(rows, seed=seed)
     metrics["units"] = _counts(rows)
+    metrics["evidence"] = _evidence(subject if ag is None else None, metrics["units"]["ok"] > 0)
     _write_samples(out, rows)
     _write_json(out / "metrics.json", metrics)
     usable = metrics["units"]["ok"] > 0
@@ -287,6 +288,23 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     if not usable:
         raise NoUsableAnswer(_no_answer_message(rows, out))
     return res
+
+
+def _evidence(model: str | None, usable: bool) -> dict:
+    """What kind of evidence the run's numbers are (:mod:`shopbench.report.evidence`): ``measured`` for a
+    model that sees only its prompt, ``known-answer``/``reference`` for an embedded backend that reads
+    the gold (``local/checks``, ``local/oracle-rules``, ...), ``no-answer`` when no unit answered. A
+    Python agent class (``model`` None) is the user's own subject: measured, on the user's word that it
+    reads only what the agent protocol hands it."""
+    from ..report.evidence import MEASURED, NO_ANSWER, producer_kind
+
+    if not usable:
+        return {"kind": NO_ANSWER, "why": "no unit produced a usable answer: no number is reported"}
+    if model is None:
+        return {"kind": MEASURED, "why": "your agent class, run through the env.Agent protocol: it is measured "
+                "as long as it reads only the conversation and tool results it is handed"}  # fmt: skip
+    kind, why = producer_kind(model)
+    return {"kind": kind, "why": why}
 
 
 def preview(task: str, model: str | None = None, *, agent: str | None = None, model_base_url: str | None = None,
