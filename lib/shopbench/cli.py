@@ -5,6 +5,7 @@
     shopbench eval shop_agent --agent module:Class [...]   your agent class (docs/guides/agent.md)
     shopbench preview TASK --model M [...]      calls, tokens and dollars; no call
     shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
+    shopbench domains check NAME [--data DIR] [--trajectories FILE]   a domain against published data (JSON)
 
 ``eval`` is :func:`shopbench.eval` (one function for the command and the Python API). Exit status: 0
 done; 2 bad input (one message: what, where, the fix; no traceback); 3 no usable answer (every unit
@@ -59,7 +60,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="shopbench", description="Evaluate your own judge, evaluator or data with the workbench's "
                  "tasks. Every model call goes through the one gateway (cache, cost cap, retries, call log).")  # fmt: skip
-    sub = ap.add_subparsers(dest="command", metavar="{eval,preview,list,schema}", parser_class=_Parser)
+    sub = ap.add_subparsers(
+        dest="command", metavar="{eval,preview,list,schema,domains}", parser_class=_Parser
+    )
     e = sub.add_parser("eval", help="run a task on a model and write a results log")
     _run_args(e)
     e.add_argument("--max-cost", type=float, help="stop before spending more than this many US dollars")
@@ -76,7 +79,28 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--models", action="store_true", help="also the embedded local/ backends (imports more)")
     sc = sub.add_parser("schema", help="the JSON Schema of a file you bring (no NAME: list them)")
     sc.add_argument("name", nargs="?", help="a schema name (shopbench schema lists them)")
+    dm = sub.add_parser("domains", help="check a domain against published data (issue 28)")
+    dsub = dm.add_subparsers(dest="domains_command", metavar="{check}", parser_class=_Parser, required=True)
+    from .domains.check import __doc__ as check_doc
+
+    dc = dsub.add_parser("check", help="print a JSON summary: replay, gold paths, Table 16",
+                         description=check_doc, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    dc.add_argument("name", choices=("airline", "retail"), help="the domain")
+    dc.add_argument("--data", help="the domain folder (default ../shared/data/tau2_airline or tau2_retail)")
+    dc.add_argument("--trajectories", help="airline: tau-bench's recorded conversations "
+                    "(../shared/data/tau_bench_airline_trajectories/gpt-4o-airline.json) to replay")  # fmt: skip
+    dc.add_argument("--details", action="store_true", help="also one row per conversation and task pair")
     return ap
+
+
+def cmd_domains(a: argparse.Namespace) -> int:
+    """``shopbench domains check`` (issue 28 item 2): the JSON summary on stdout."""
+    import json
+
+    from .domains.check import check_domain
+
+    print(json.dumps(check_domain(a.name, a.data, a.trajectories, a.details), indent=1))
+    return 0
 
 
 def cmd_schema(name: str | None) -> int:
@@ -225,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_list(a.models)
         if a.command == "schema":
             return cmd_schema(a.name)
+        if a.command == "domains":
+            return cmd_domains(a)
         if a.command == "preview":
             return cmd_preview(a)
         return cmd_eval(a)
