@@ -6,6 +6,14 @@
 - :mod:`~shopbench.stats.poststrat` — post-stratified accuracy;
 - :mod:`~shopbench.stats.study` — the whole human-study analysis (:func:`agreement_summary`).
 
+How much of a score is noise (issue 29, item 2; docs/NOISE.md):
+
+- :mod:`~shopbench.stats.passk` — τ-bench's pass^k and pass@k over repeated trials, CI over tasks;
+- :mod:`~shopbench.stats.clustered` — cluster-robust CI of a mean, naive CI and design effect (Miller);
+- :mod:`~shopbench.stats.variance` — task / agent / user / judge variance shares on a factorial repeat design;
+- :mod:`~shopbench.stats.paired` — paired difference of two subjects on shared trials, with its power;
+- :mod:`~shopbench.stats.power` — minimum detectable effect and tasks × repeats needed (Miller §5).
+
 The bootstrap benchmark is :mod:`shopbench.benchmarks.agreement`.
 
 Names are imported lazily (``from shopbench.stats import bootstrap_mean`` loads only that module), so
@@ -25,5 +33,10 @@ _EXPORTS = {
     ".poststrat": ["poststratified_mean", "poststratified_table"],
     ".study": ["agreement_summary", "write_summary", "summary_tables", "compare_with_paper", "table15_comparison",
                "simulation_recovery", "prepare", "PADME_REPORTED", "PADME_POPULATION"],
+    ".passk": ["pass_hat_k", "pass_at_k", "success_counts"],
+    ".clustered": ["ClusteredMean", "clustered_mean", "clustered_mean_arrays", "clustered_means"],
+    ".variance": ["variance_components", "one_way_components"],
+    ".paired": ["PairedComparison", "paired_difference", "paired_design_table"],
+    ".power": ["minimum_detectable_effect", "tasks_needed", "design_table"],
 }  # fmt: skip
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
