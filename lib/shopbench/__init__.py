@@ -30,7 +30,7 @@ _EXPORTS = {
     ".context": ["start", "RunContext", "Prompt"],
     ".config": ["load_profile", "Profile"],
     ".errors": ["UserError", "InputError", "ParamError"],
-    ".paths": ["load_prompt", "prompts_dir", "outputs_root", "profile_dir", "ROOT"],
+    ".paths": ["load_prompt", "prompts_dir", "outputs_root", "profile_dir", "ROOT", "NOTEBOOKS_DIR"],
     ".llm": ["Gateway", "Call", "parse_backbones"],
     ".report": ["save_table", "save_figure", "build_index"],
     ".explorer": ["explore"],

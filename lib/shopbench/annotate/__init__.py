@@ -15,7 +15,8 @@ _EXPORTS = {
                "synthetic_pairs", "assign_panels"],
     ".store": ["AnnotationStore", "Answer", "StoreError", "human_study_frames"],
     ".widget": ["annotate", "AnnotationSession"],
-    ".notebook": ["study_pairs", "pairs_table", "answers_table"],
+    ".notebook": ["study_pairs", "pairs_table", "answers_table", "resolve"],
+    ".serve": ["in_voila", "settings"],
     ".humanstudy": ["load_human_study", "load_store_study", "export_human_study", "simulate_panels",
                     "HumanStudyFormatError"],
 }  # fmt: skip

@@ -31,7 +31,11 @@ from .protocols import (
 )
 from .sweep import (
     RUN_COLUMNS,
+    anytime_sweep,
     build_calls,
+    by_reading,
+    category_reading_sweeps,
+    llm_sweeps,
     majority_vote,
     parse_failures,
     run_table,
@@ -42,7 +46,7 @@ from .sweep import (
 
 __all__ = [
     "ERROR_KINDS", "FAMILY_LABELS", "JUDGMENT_FIELDS", "LOCATIONS", "LOCATION_LABELS", "PROTOCOLS", "Protocol",
-    "RUN_COLUMNS", "build_calls", "bundle", "extract_bundle", "get_protocol", "gold_location_labels",
-    "location_label", "majority_vote", "messages", "parse_failures", "parse_judgment", "run_table", "stability",
+    "RUN_COLUMNS", "anytime_sweep", "build_calls", "bundle", "by_reading", "category_reading_sweeps", "extract_bundle", "get_protocol", "gold_location_labels",
+    "llm_sweeps", "location_label", "majority_vote", "messages", "parse_failures", "parse_judgment", "run_table", "stability",
     "stratified_subset", "sweep",
 ]  # fmt: skip

@@ -434,3 +434,81 @@ def anytime_sweep(
     res = run_anytime(gateway, units, calls_for, run, budget_s=budget_s, name=f"{backbone} · {run_id}", **kw)
     rows = [row for part in res.results for row in part]
     return run_table(rows, records), res
+
+
+def llm_sweeps(
+    gateway,
+    llm_runs: Sequence[Any],
+    records: Sequence[Record],
+    *,
+    s0_ids: Iterable[str] = (),
+    seed: int | str = 0,
+    repeats: int = 1,
+    max_tokens: int | None = None,
+    run_prefix: str = DEFAULT_RUN_ID,
+    ctx=None,
+    log=print,
+) -> tuple[list[pd.DataFrame], dict[str, dict]]:
+    """Notebook 20's LLM judge runs (issue 27: the loop lives here, the notebook calls it once): one
+    :func:`anytime_sweep` per entry of ``llm_runs`` (the profile's ``judging.runs()``: ``backbone``,
+    ``protocols`` (empty: every protocol), ``plan``, ``subset`` cap, ``llm_budget_min``), one backbone
+    at a time (a local model serves one call at a time), run id ``{run_prefix}/{backbone}``. Returns
+    ``(run tables, plans)``: one RUN TABLE per run and, per backbone, the anytime summary (n of N planned
+    units, time spent, why it stopped) with its protocols and plan; ``log`` gets one line per run."""
+    from ..llm.anytime import budget_seconds
+    from ..llm.outcomes import count_line
+    from .protocols import PROTOCOLS
+
+    tables: list[pd.DataFrame] = []
+    plans: dict[str, dict] = {}
+    for run in llm_runs:
+        protocols = list(run.protocols or PROTOCOLS)
+        if ctx is not None:
+            for name in protocols:
+                ctx.prompt(PROTOCOLS[name].prompt)
+        t, res = anytime_sweep(gateway, protocols, run.backbone, records, budget_s=budget_seconds(run.llm_budget_min),
+                               plan=run.plan, s0_ids=s0_ids, seed=seed, cap=run.subset, repeats=repeats,
+                               max_tokens=max_tokens, run_id=f"{run_prefix}/{run.backbone}", ctx=ctx)  # fmt: skip
+        plans[run.backbone] = res.summary() | {"protocols": protocols, "plan": list(run.plan)}
+        n_err, n_ok = int((t.status == "error").sum()), int(t.parse_ok.fillna(False).astype(bool).sum())
+        log(f"{run.backbone} x {protocols}: {res.n_of_N} planned units ({res.stopped}; "
+            f"{res.spent_s / 60:.1f} min of model time, {res.new_s / 60:.1f} min new in this run); "
+            f"judgments: {count_line(n_ok, len(t) - n_err - n_ok, n_err)}")  # fmt: skip
+        tables.append(t)
+    return tables, plans
+
+
+def category_reading_sweeps(
+    gateway,
+    protocols: Sequence[str],
+    backbones: Sequence[str],
+    readings: Mapping[str, Sequence[Record]],
+    *,
+    run_prefix: str = DEFAULT_RUN_ID,
+    ctx=None,
+) -> pd.DataFrame:
+    """The category-edit records of each reading (:func:`shopbench.paceshop.category_reading_records`)
+    judged by ``protocols`` × ``backbones`` (the profile's prompt-only judges), run id
+    ``{run_prefix}/category_reading_{name}``: one RUN TABLE with a ``reading`` column (readings without
+    records are left out). Notebook 20 writes it, notebook 30 reads it (issue 27)."""
+    parts = [
+        sweep(
+            gateway,
+            list(protocols),
+            list(backbones),
+            list(recs),
+            run_id=f"{run_prefix}/category_reading_{name}",
+            ctx=ctx,
+        ).assign(reading=name)  # fmt: skip
+        for name, recs in readings.items()
+        if recs
+    ]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*RUN_COLUMNS, "reading"])
+
+
+def by_reading(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``{reading: run table}`` of :func:`category_reading_sweeps`' table, in its order."""
+    return {
+        str(name): g.drop(columns="reading").reset_index(drop=True)
+        for name, g in table.groupby("reading", sort=False)
+    }

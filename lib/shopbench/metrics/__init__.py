@@ -25,6 +25,7 @@ _PACE = [
     "s_swap", "axis_score_gaps", "alignment_gap", "table21_judge_examples", "table26_failure_cases",
     "per_backbone_table", "category_reading_localisation", "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
+    "with_plan_counts",
 ]  # fmt: skip
 _META_EVAL = [
     "pair_outcomes", "pairs_frame", "evaluator_summary", "score_statistics", "accuracy_by", "sweep_table",
@@ -32,6 +33,8 @@ _META_EVAL = [
 ]  # fmt: skip
 _SHOP = ["exact_cart", "goal_achieved", "bootstrap_success", "bootstrap_contrast"]
 
-__getattr__, __dir__, __all__ = lazy_exports(
-    __name__, {".pace": _PACE, ".meta_eval": _META_EVAL, ".shop": _SHOP}
+_SUBMODULES = ["pace", "meta_eval", "shop"]  # ``from shopbench.metrics import meta_eval as ME``
+__getattr__, __dir__, _names = lazy_exports(
+    __name__, {".pace": _PACE, ".meta_eval": _META_EVAL, ".shop": _SHOP}, _SUBMODULES
 )
+__all__ = [*_names, *_SUBMODULES]

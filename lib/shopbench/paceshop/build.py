@@ -9,6 +9,7 @@ Same profile and seed → byte-identical files (no clocks, no unordered iteratio
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import Counter, defaultdict
@@ -418,3 +419,36 @@ def load_records(out_dir: str | Path, view: str = "packaged") -> list[Record]:
         raise DataFileError("holds no complete PACEShop build (no manifest.json)", file=out,
                             fix="build it with notebook 10 (or `make paper`), or pass the build's folder")  # fmt: skip
     return read_jsonl(out / f"records_{view}.jsonl", Record, id_field="record_id")
+
+
+def category_reading_records(out_dir: str | Path, split: str) -> tuple[str, dict[str, list[Record]]]:
+    """``(default reading, {reading: records})`` for the two readings of the category edits (seed 000
+    B.9; issue 15): the tier-1 PREF_CONFLICT and INTENT_DRIFT BAD records of ``split`` under the build's
+    own reading (``records_packaged.jsonl``, first) and under each other reading the build wrote
+    (``records_reading_<name>.jsonl``). Notebook 20 judges them; notebook 30 reads the judgments
+    (issue 27: no notebook recomputes another's sweep)."""
+    from .io import read_jsonl
+
+    out = Path(out_dir)
+
+    def cat(r: Record) -> bool:
+        return (
+            r.split == split
+            and r.kind == "bad"
+            and r.tier == 1
+            and r.gold_family in ("PREF_CONFLICT", "INTENT_DRIFT")
+        )
+
+    default = json.loads((out / "manifest.json").read_text())["config"].get("category_edit", "mirrored")
+    readings = {default: [r for r in load_records(out) if cat(r)]}
+    for f in sorted(out.glob("records_reading_*.jsonl")):
+        readings[f.stem.removeprefix("records_reading_")] = [
+            r for r in read_jsonl(f, Record, id_field="record_id") if cat(r)
+        ]
+    return default, readings
+
+
+# :func:`build` under the name the package re-exports (issue 27): the submodule ``shopbench.paceshop.build``
+# takes the package attribute ``build`` once it is imported, so ``from shopbench.paceshop import build``
+# would give this module, not the function.
+build_benchmark = build

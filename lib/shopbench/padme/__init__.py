@@ -14,6 +14,30 @@ Modules, in pipeline order:
 * :mod:`~shopbench.padme.dataset` — the pairs dataset on disk and exports for annotation / the human study.
 * :mod:`~shopbench.padme.tables` — Tables 1, 6, 8, 9, 10, 20, 21 from the pairs table and call logs.
 
-Submodules are imported on demand (``from shopbench.padme.cascade import run_cascade``) so that
-importing the package stays cheap.
+The names a notebook uses are re-exported here and imported on first use (issue 27:
+``from shopbench.padme import run_cascade``), so importing the package stays cheap; ``experiment``,
+``tables`` and ``choices`` are public submodules. The human-study analysis (:mod:`shopbench.stats.study`,
+PADMÉ's Section 5.2) is re-exported here too.
 """
+
+from __future__ import annotations
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    ".cascade": ["PairStore", "run_cascade"],
+    ".cells": ["contrast_counts", "make_cells"],
+    ".choices": ["choices_table"],
+    ".dataset": ["export_human_study_key", "pairs_table", "read_pairs_dataset", "to_annotation_pairs",
+                 "write_pairs_dataset"],
+    ".evaluators": ["PairUnit", "evaluators_from_profile", "pair_units", "paper_table18", "properties_frame",
+                    "reward_pair_units", "score_pairs_anytime", "score_rollouts"],
+    ".experiment": ["run_synthesis", "llm_filter_stage"],
+    ".filters": ["filter_pairs_anytime"],
+    ".sources.recorded": ["load_recorded"],
+    "..stats.study": ["PADME_REPORTED", "agreement_summary", "compare_with_paper", "simulation_recovery",
+                      "summary_tables", "table15_comparison", "write_summary"],
+}  # fmt: skip
+_SUBMODULES = ["experiment", "tables", "choices"]
+__getattr__, __dir__, _names = lazy_exports(__name__, _EXPORTS, _SUBMODULES)
+__all__ = [*_names, *_SUBMODULES]

@@ -178,3 +178,68 @@ def backbones_used(cfg: PadmeSection) -> list[str]:
         elif isinstance(s, LLMJudgeSpec):
             out.append(s.backbone)
     return out
+
+
+def run_synthesis(cfg: PadmeSection, sources: Sequence, cells_by_source: Mapping[str, Sequence], steering,
+                  judges: Sequence, *, gateway, out_dir: Path, seed: int, agents: Mapping[str, str] | None = None,
+                  log=print) -> dict:  # fmt: skip
+    """Algorithm 1 over every source (notebook 40; issue 27: the loop lives here): each source's cells
+    through :func:`~shopbench.padme.cascade.run_cascade` under its own fixed context θ
+    (:func:`context_for`), pairs appended to ``out_dir/cascade_<source>_<run key>.jsonl`` as they are
+    decided. The run key hashes the configuration (``run_key_fields``), the seed and the library's code,
+    so a changed setting or library never resumes stale pairs, and a killed run with neither changed
+    resumes. Returns ``{source name: CascadeResult}``; ``log`` gets each source's summary."""
+    import hashlib
+    import json
+
+    from ..uptodate import library_digest
+    from .cascade import PairStore, run_cascade
+
+    params = _padme(cfg)
+    key = hashlib.sha256(json.dumps(params.run_key_fields() | {"seed": seed, "library": library_digest()},
+                                    sort_keys=True, default=str).encode()).hexdigest()[:10]  # fmt: skip
+    results = {}
+    for s in sources:
+        store = PairStore(Path(out_dir) / f"cascade_{s.name}_{key}.jsonl")
+        results[s.name] = run_cascade(cells_by_source[s.name], s, steering, judges, context_for(cfg, s, seed),
+                                      retries=params.retries, gateway=gateway, store=store,
+                                      order_swap=params.order_swap, seed=seed, agents=agents)  # fmt: skip
+        log(s.name, results[s.name].summary())
+    return results
+
+
+def llm_filter_stage(kept: Sequence, criteria: Sequence, filter_judges: Sequence, *, gateway, n_boot: int,
+                     seed: int, run_prefix: str = "40_padme_synthesis/llm-filter") -> tuple[Any, dict]:  # fmt: skip
+    """The profile's LLM filter judges (H.4) as cascade stage K+1 on the kept pairs (notebook 40; issue 27):
+    per judge an anytime sweep (:func:`~shopbench.padme.filters.filter_pairs_anytime`, run id
+    ``{run_prefix}/{name}``) and one row: pass rate with a bootstrap 95% CI over pairs, parse failures
+    (vetoes), slot shares, and n of N planned pairs. Returns ``(table, plans)``; the table is a note when
+    no judge is given."""
+    import pandas as pd
+
+    from ..llm.anytime import budget_seconds, plan_columns
+    from ..stats.bootstrap import bootstrap
+    from .evaluators import PairUnit
+    from .filters import filter_pairs_anytime
+
+    crit_by_name = {c.name: c for c in criteria}
+    units = [PairUnit(p.pair_id, p.worse, p.better, (p.criterion, p.contrast, p.source)) for p in kept]
+    rows, plans = [], {}
+    for f in filter_judges:
+        name = f.name or f.backbone
+        fr, res = filter_pairs_anytime(units, lambda r: crit_by_name[r.criterion], gateway, f.backbone, name=name,
+                                       budget_s=budget_seconds(f.llm_budget_min), seed=seed, cap=f.pairs,
+                                       run_id=f"{run_prefix}/{name}", max_tokens=f.max_tokens)  # fmt: skip
+        plans[name] = res.summary()
+        row: dict[str, Any] = {"judge": name, "backbone": f.backbone}
+        if len(fr):
+            x = fr.passed.to_numpy(float)
+            b = bootstrap(lambda w, x=x: (w @ x) / w.sum(1), len(x), n_boot=n_boot, seed=seed)
+            row |= {"pass_rate": b.estimate, "ci_low": b.low, "ci_high": b.high,
+                    "parse_failures": int(fr.parse_error.notna().sum()),
+                    "better_in_slot_1": float((fr.better_slot == 1).mean()), "chose_slot_1": float((fr.choice == 1).mean())}  # fmt: skip
+        rows.append(row)
+    if not rows:
+        note = "no llm_filter_judges in this profile (or their backbones are not available)"
+        return pd.DataFrame({"note": [note]}), plans
+    return plan_columns(pd.DataFrame(rows), plans, column="judge"), plans

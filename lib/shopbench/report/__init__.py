@@ -7,10 +7,15 @@ Both are registered in ``outputs/<profile>/paper/artifacts.jsonl`` with their pr
 :func:`build_index` writes ``index.md``, ``index.html`` and ``index.json``.
 """
 
+from .._lazy import lazy_exports
 from .artifacts import Provenance, git_commit, save_figure, save_table
 from .evidence import EvidenceError
 from .index import audit_index, build_index, write_run_json
 
+# what the notebooks use besides (issue 27), imported on first use
+__getattr__, __dir__, _lazy_names = lazy_exports(
+    __name__, {".narrative": ["reading", "run_findings"], ".figures": ["merge_identical_series"]}
+)
 __all__ = [
     "EvidenceError",
     "Provenance",
@@ -20,4 +25,5 @@ __all__ = [
     "save_figure",
     "save_table",
     "write_run_json",
+    *_lazy_names,
 ]

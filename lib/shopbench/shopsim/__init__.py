@@ -37,4 +37,7 @@ _EXPORTS = {
     ".transcript": ["render_journey"],
     ".replay": ["final_cart", "replay"],
 }  # fmt: skip
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
+# modules a notebook uses as a whole (issue 27: ``from shopbench.shopsim import verifier``)
+_SUBMODULES = ["experiment", "reporting", "verifier"]
+__getattr__, __dir__, _names = lazy_exports(__name__, _EXPORTS, _SUBMODULES)
+__all__ = [*_names, *_SUBMODULES]

@@ -47,6 +47,7 @@ from .headline import (
     format_headline,
     headline_spec,
     headline_table,
+    with_plan_counts,
 )
 from .leakage import leakage_audit
 from .paired import lift, pace_score, s1_pjc, s2_j_strict, s3_j_harmonic, s4_j_strict
@@ -78,4 +79,5 @@ __all__ = [
     "table21_judge_examples", "table26_failure_cases", "per_backbone_table", "category_reading_localisation",
     "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
+    "with_plan_counts",
 ]  # fmt: skip

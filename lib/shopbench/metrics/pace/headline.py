@@ -322,3 +322,23 @@ __all__ = [
     "TABLE3_COLUMNS",
     "TABLE4_COLUMNS",
 ]
+
+
+def with_plan_counts(
+    table: pd.DataFrame, runs: pd.DataFrame, plans: dict, *, mean_backbones=None
+) -> pd.DataFrame:
+    """Table 3 or 4 (:func:`format_headline`, indexed by protocol and backbone) with how much each run
+    judged (issue 27: notebook 30's table assembly, here once): ``n``/``N_planned``/``n_of_N`` of the
+    anytime plan (``plans``: notebook 20's ``judging/anytime.json``; a run without a plan judged the
+    records it has), ``records_judged`` per protocol × backbone and the outcome columns of
+    :func:`~.run_table.with_outcomes` (issue 25: no numbers without a usable answer)."""
+    from ...llm.anytime import plan_columns
+    from .run_table import with_outcomes
+
+    metric_cols = list(table.columns)
+    full = {b: int(g.record_id.nunique()) for b, g in runs.groupby("backbone") if b not in plans}
+    judged = runs.groupby(["protocol", "backbone"]).record_id.nunique()
+    t = plan_columns(table, plans, full=full)
+    t["records_judged"] = [judged.get((p, b)) for p, b in zip(t.index.get_level_values("protocol"),
+                                                                 t.index.get_level_values("backbone"), strict=True)]  # fmt: skip
+    return with_outcomes(t, runs, mean_backbones=mean_backbones, blank=metric_cols)
