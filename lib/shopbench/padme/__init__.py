@@ -9,7 +9,7 @@ Modules, in pipeline order:
 * :mod:`~shopbench.padme.steering` — WriteSteer (H.2) and the offline scripted steering.
 * :mod:`~shopbench.padme.sources` — trajectory sources (the Roll function).
 * :mod:`~shopbench.padme.heuristics` — a lexical reference scorer (offline stand-in, not a judge of record).
-* :mod:`~shopbench.padme.filters` — the filter judges J_k (H.4).
+* :mod:`~shopbench.judges.padme.filters` — the filter judges J_k (H.4).
 * :mod:`~shopbench.padme.cascade` — Algorithm 1: generation, filtering and retries, resumable.
 * :mod:`~shopbench.padme.dataset` — the pairs dataset on disk and exports for annotation / the human study.
 * :mod:`~shopbench.padme.tables` — Tables 1, 6, 8, 9, 10, 20, 21 from the pairs table and call logs.

@@ -14,7 +14,7 @@ labelled as such in every output.
       retries: 2                      # R
       order_swap: true
       recorded: ../shared/data/tau_bench_airline_trajectories
-      evaluators: [heuristic, heuristic-coarse, ...]   # see shopbench.padme.evaluators
+      evaluators: [heuristic, heuristic-coarse, ...]   # see shopbench.judges.padme.evaluators
       evaluator_runs: 3
 """
 
@@ -26,12 +26,12 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..judges.padme.filters import HeuristicFilterJudge, LLMFilterJudge
 from ..profiles import HeuristicJudgeSpec, LLMJudgeSpec, PadmeParams, validate_section
 from ..profiles.errors import from_validation
 from ..profiles.padme import FilterJudgeEntry
 from .choices import FILTER_JUDGE_NOISE
 from .criteria import load_criteria
-from .filters import HeuristicFilterJudge, LLMFilterJudge
 from .sources.base import DEFAULT_TAU2_PATH, make_source, parse_source_spec
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
