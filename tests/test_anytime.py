@@ -173,7 +173,7 @@ def test_bad_budget_is_a_clear_error(gateway):
 
 # ---- the PACE judge sweep on a budget -----------------------------------------------------------------------
 def test_judge_anytime_sweep_pairs_extends_and_reports_n_of_N(paceshop_small, gateway):
-    from shopbench.judges.sweep import anytime_sweep, judge_units
+    from shopbench.judges.pace.sweep import anytime_sweep, judge_units
     from shopbench.llm.anytime import plan_columns
 
     build = paceshop_small[1]
@@ -216,9 +216,9 @@ def test_judge_anytime_sweep_pairs_extends_and_reports_n_of_N(paceshop_small, ga
 
 # ---- PADMÉ evaluators and the LLM filter judge on a budget ---------------------------------------------------
 def test_padme_evaluator_and_filter_judge_anytime(gateway):
+    from shopbench.judges.padme.evaluators import PairUnit, score_pairs_anytime
+    from shopbench.judges.padme.filters import filter_pairs_anytime
     from shopbench.padme.criteria import DEFAULT_CRITERIA
-    from shopbench.padme.evaluators import PairUnit, score_pairs_anytime
-    from shopbench.padme.filters import filter_pairs_anytime
     from shopbench.padme.types import Rollout
 
     crit = DEFAULT_CRITERIA[0]

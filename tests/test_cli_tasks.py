@@ -105,7 +105,7 @@ def judged(srv) -> list[dict]:
 
 def test_kill_9_then_rerun_repeats_no_call(outputs, tmp_path):
     """A run killed (SIGKILL) mid-sweep resumes: across both runs the server is asked each call once."""
-    from shopbench.judges.deterministic import checks_judge
+    from shopbench.judges.pace.deterministic import checks_judge
     from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight
 
     log = tmp_path / "log"
@@ -139,7 +139,7 @@ def test_kill_9_then_rerun_repeats_no_call(outputs, tmp_path):
 def test_fake_openai_server_as_a_user_started_server(outputs):
     """`--model openai/x --model-base-url` goes over the wire to a server; here the project's fake server,
     answering every judge prompt with local/checks' own answer, so the metrics must equal local/checks'."""
-    from shopbench.judges.deterministic import checks_judge
+    from shopbench.judges.pace.deterministic import checks_judge
     from shopbench.testing.fake_openai import FakeOpenAIServer, answering_preflight
 
     def script(body):
@@ -280,7 +280,7 @@ def test_a_local_eval_imports_no_provider_library(pace_run, outputs, tmp_path):
 
 
 def test_protocol_choices_are_the_registered_protocols():
-    from shopbench.judges.protocols import PROTOCOLS
+    from shopbench.judges.pace.protocols import PROTOCOLS
     from shopbench.tasks.pace_judge import PROTOCOL_NAMES
 
     assert set(PROTOCOL_NAMES) == set(PROTOCOLS)

@@ -19,7 +19,7 @@ ODD_VALUES = [None, True, False, 0, 1, -1, 0.5, 1.0, 5.000001, -0.0, 1e300, "", 
 
 
 def _contracts() -> list[dict]:
-    from shopbench.judges.protocols import PROTOCOLS
+    from shopbench.judges.pace.protocols import PROTOCOLS
 
     extra = [
         {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 3},

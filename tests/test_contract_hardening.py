@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from shopbench.judges.parse import error_kind
+from shopbench.judges.pace.parse import error_kind
 from shopbench.llm import Call, parse_output, register_local
 from shopbench.llm.cache import ResponseCache
 from shopbench.llm.calllog import CallLog

@@ -19,7 +19,7 @@ BACKBONES = ["local/checks", "local/oracle-rules", "local/random"]
 @pytest.fixture(scope="module")
 def sweep_run(paceshop_small, tmp_path_factory):
     """A run table of deterministic judges on the small build's test split, with the S0 subset."""
-    from shopbench.judges.sweep import sweep
+    from shopbench.judges.pace.sweep import sweep
     from shopbench.llm import Gateway
 
     _cfg, res = paceshop_small

@@ -33,7 +33,7 @@ def _results(tmp_path: Path) -> Path:
     given = os.environ.get("SHOPBENCH_EXPLORER_RESULTS")
     if given and (Path(given) / "smoke" / "data").is_dir():
         return Path(given)
-    from shopbench.judges.sweep import sweep
+    from shopbench.judges.pace.sweep import sweep
     from shopbench.llm import Gateway
     from shopbench.paceshop.build import BuildConfig, build, write
 

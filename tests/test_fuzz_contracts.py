@@ -9,7 +9,7 @@ from jsonschema import Draft202012Validator
 
 from shopbench import strictjson
 from shopbench.benchmarks import fuzz
-from shopbench.judges.protocols import PROTOCOLS
+from shopbench.judges.pace.protocols import PROTOCOLS
 
 
 def test_every_contract_survives_fuzzing():

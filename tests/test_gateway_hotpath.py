@@ -36,7 +36,7 @@ def test_cache_key_is_the_whole_mapping_key(kw):
 
 
 def test_template_split_equals_the_regex():
-    from shopbench.judges import protocols as P
+    from shopbench.judges.pace import protocols as P
     from shopbench.paceshop.build import BuildConfig, build
 
     cfg = BuildConfig(seed=3, n_products=300, n_candidate_queries=120, n_queries=12, n_personas=30, n_holdout=6,

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from shopbench import metrics as M
-from shopbench.judges import protocols as P
-from shopbench.judges.sweep import sweep
+from shopbench.judges.pace import protocols as P
+from shopbench.judges.pace.sweep import sweep
 from shopbench.llm import Gateway
 from shopbench.llm.backends import Backbone
 from shopbench.llm.calllog import read_logs

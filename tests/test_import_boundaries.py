@@ -30,19 +30,19 @@ MODULE = "<module>"
 
 # the code that answers as a judge / agent / evaluator under test ("*" = every symbol of the module)
 UNDER_TEST: dict[str, tuple[str, ...]] = {
-    "shopbench.judges.deterministic": ("checks_judge", "always_bad_judge", "random_judge"),
-    "shopbench.judges.parse": ("*",),
+    "shopbench.judges.pace.deterministic": ("checks_judge", "always_bad_judge", "random_judge"),
+    "shopbench.judges.pace.parse": ("*",),
     "shopbench.llm.local": ("_schema_sampler", "_echo"),
     "shopbench.shopsim.agents": ("LLMAgent",),
-    "shopbench.shopsim.verifier.judge": ("LLMJudge",),
-    "shopbench.padme.filters": ("LLMFilterJudge",),
-    "shopbench.padme.evaluators": (
+    "shopbench.judges.shop.judge": ("LLMJudge",),
+    "shopbench.judges.padme.filters": ("LLMFilterJudge",),
+    "shopbench.judges.padme.evaluators": (
         "evaluator_messages",
         "score_from_row",
         "EvaluatorJudgeSpec",
         "padme_evaluator",
     ),
-    "shopbench.judging": ("*",),  # the one judge role every model judge goes through
+    "shopbench.judges": ("*",),  # the one judge role every model judge goes through
     "shopbench.domains.tau2_retail.agent": ("LLMRetailAgent",),
 }
 # answer keys: any symbol of these modules (a prefix covers its submodules)
@@ -209,9 +209,9 @@ def test_code_under_test_reaches_no_answer_key(start):
 
 
 @pytest.mark.parametrize("start, reaches", [
-    (("shopbench.judges.oracle_rules", "rules_judge"), "shopbench.paceshop.swaps"),
-    (("shopbench.padme.filters", "HeuristicFilterJudge"), "shopbench.padme.heuristics"),
-    (("shopbench.padme.evaluators", "score_rollouts"), "shopbench.padme.heuristics"),
+    (("shopbench.judges.pace.oracle_rules", "rules_judge"), "shopbench.paceshop.swaps"),
+    (("shopbench.judges.padme.filters", "HeuristicFilterJudge"), "shopbench.padme.heuristics"),
+    (("shopbench.judges.padme.evaluators", "score_rollouts"), "shopbench.padme.heuristics"),
     (("shopbench.padme.sources.tau2", MODULE), "shopbench.padme.sources.steered"),
 ])  # fmt: skip
 def test_the_graph_finds_the_known_answer_stand_ins(start, reaches):

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from shopbench.benchmarks import local_llm as B
-from shopbench.judges import protocols as P
-from shopbench.judges.sweep import RUN_COLUMNS, sweep
-from shopbench.judges.variants import AGREEMENT_COLUMNS, variant_agreement
+from shopbench.judges.pace import protocols as P
+from shopbench.judges.pace.sweep import RUN_COLUMNS, sweep
+from shopbench.judges.pace.variants import AGREEMENT_COLUMNS, variant_agreement
 from shopbench.llm import Gateway
 from shopbench.paceshop.build import build
 
@@ -66,7 +66,7 @@ def test_variant_shares_a_longer_prefix_between_records(records):
 
 
 def test_prompt_header_documents_the_reorder():
-    from shopbench.paths import PROMPTS_DIR
+    from shopbench.prompts import PROMPTS_DIR
 
     header = [ln for ln in (PROMPTS_DIR / f"judge_{V}.txt").read_text().splitlines() if ln.startswith("#")]
     text = " ".join(header)

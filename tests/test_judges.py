@@ -1,4 +1,4 @@
-"""Judge protocols, parsing, deterministic judges and the sweep (shopbench.judges)."""
+"""Judge protocols, parsing, deterministic judges and the sweep (shopbench.judges.pace)."""
 
 import json
 import string
@@ -7,11 +7,12 @@ import pandas as pd
 import pytest
 
 from shopbench.core import taxonomy
-from shopbench.judges import deterministic as det
-from shopbench.judges import oracle_rules
-from shopbench.judges import protocols as P
-from shopbench.judges.parse import ERROR_KINDS, JUDGMENT_FIELDS, parse_judgment
-from shopbench.judges.sweep import (
+from shopbench.judges import JudgeSpec, Judgment, ParseFailure, get_judge
+from shopbench.judges.pace import deterministic as det
+from shopbench.judges.pace import oracle_rules
+from shopbench.judges.pace import protocols as P
+from shopbench.judges.pace.parse import ERROR_KINDS, JUDGMENT_FIELDS, parse_judgment
+from shopbench.judges.pace.sweep import (
     RUN_COLUMNS,
     majority_vote,
     parse_failures,
@@ -20,9 +21,8 @@ from shopbench.judges.sweep import (
     stratified_subset,
     sweep,
 )
-from shopbench.judging import JudgeSpec, Judgment, ParseFailure, get_judge
 from shopbench.llm import Estimate, Gateway
-from shopbench.paths import PROMPTS_DIR
+from shopbench.prompts import PROMPTS_DIR
 
 JUDGES = ["local/checks", "local/oracle-rules", "local/always-bad", "local/random"]
 
@@ -349,7 +349,7 @@ def test_sweep_rows_gold_cache_resume_and_dry_run(tmp_path, one_of_each):
             self.prompts_used, self.backbones_used = {}, set()
 
         def prompt(self, name):
-            from shopbench.context import Prompt
+            from shopbench.prompts import Prompt
 
             text = (PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
             self.prompts_used[name] = "sha"

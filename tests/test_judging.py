@@ -1,4 +1,4 @@
-"""The one judge role (shopbench.judging): spec steps, outcomes, registry, prompt loader, renderer."""
+"""The one judge role (shopbench.judges): spec steps, outcomes, registry, prompt loader, renderer."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from shopbench import judging as J
-from shopbench.judging import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFailure, render
+from shopbench import judges as J
+from shopbench.judges import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFailure, render
 
 MESSAGES = [
     {"role": "system", "content": "S <behaviour>x</behaviour>"},
@@ -157,27 +157,27 @@ def test_every_judge_family_is_registered_and_its_prompt_loads():
 
 
 def test_prompt_loader_strips_headers_rereads_changes_and_records_provenance(tmp_path, monkeypatch):
-    from shopbench import paths
+    from shopbench.prompts import PROMPTS_ENV, load_template
 
-    monkeypatch.setattr(paths, "PROMPTS_DIR", tmp_path)
+    monkeypatch.setenv(PROMPTS_ENV, str(tmp_path))
     f = tmp_path / "mine.txt"
     f.write_text("# provenance\n\nHello {x}\n", encoding="utf-8")
-    p = J.load_template("mine")
+    p = load_template("mine")
     assert p.text == "Hello {x}\n" and len(p.sha256) == 64
     f.write_text("# provenance\n\nBye {x}!\n", encoding="utf-8")
-    assert J.load_template("mine").text == "Bye {x}!\n"
+    assert load_template("mine").text == "Bye {x}!\n"
     with pytest.raises(FileNotFoundError, match="prompts/absent.txt"):
-        J.load_template("absent")
+        load_template("absent")
 
     class Ctx:
         used: dict = {}
 
         def prompt(self, name):
-            from shopbench.context import Prompt
+            from shopbench.prompts import Prompt
 
             self.used[name] = "sha"
             return Prompt(name, f.read_text(encoding="utf-8"), "sha")
 
     ctx = Ctx()
-    assert J.load_template("mine", ctx).text == "Bye {x}!\n" and ctx.used == {"mine": "sha"}
+    assert load_template("mine", ctx).text == "Bye {x}!\n" and ctx.used == {"mine": "sha"}
     assert json.loads(json.dumps(J.ERROR_KINDS))[0] == "call_error"

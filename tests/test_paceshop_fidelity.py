@@ -340,7 +340,7 @@ def test_cross_generator_slice_attributes_accepts_and_rejects_with_reasons(built
     from shopbench.llm import Gateway, parse_backbones
     from shopbench.llm.local import register_local
     from shopbench.paceshop.slices import cross_generator_slice, cross_generator_summary, shared_inputs
-    from shopbench.paths import read_prompt
+    from shopbench.prompts import read_prompt
 
     cfg, res = built
     inputs = shared_inputs(res, 3, cfg.seed)

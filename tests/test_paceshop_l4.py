@@ -120,7 +120,7 @@ def test_labels_first_reorders_the_grammar_and_appends_one_sentence_of_ours(buil
     """``b9_grammar_labels_first``: the same bounds and checks as ``b9_grammar``, the labels and search
     queries before the overview in the grammar, B.9's prompt verbatim followed by our one-sentence note;
     the answer parses to the same record (keys in any order) and faces the same acceptance rule."""
-    from shopbench.paths import load_prompt
+    from shopbench.prompts import load_prompt
 
     items = [it for it, _ in slices.shared_inputs(built, 2, seed=7)]
     gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", progress=False)

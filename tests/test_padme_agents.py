@@ -11,13 +11,13 @@ import pytest
 
 from shopbench.config import load_profile
 from shopbench.errors import ParamError
+from shopbench.judges.padme.filters import HeuristicFilterJudge
 from shopbench.padme import experiment as X
 from shopbench.padme.agents import assign_agents, assignment_counts
 from shopbench.padme.cascade import PairStore, StoreError, run_cascade
 from shopbench.padme.cells import make_cells
 from shopbench.padme.criteria import DEFAULT_CRITERIA
 from shopbench.padme.dataset import pairs_table
-from shopbench.padme.filters import HeuristicFilterJudge
 from shopbench.padme.sources.base import rollout_record
 from shopbench.padme.steering import ScriptedSteering
 from shopbench.padme.tables import composition_table, retention_table

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from shopbench.judges.padme import evaluators, filters
 from shopbench.metrics.meta_eval import pairwise
-from shopbench.padme import choices, evaluators, experiment, filters, steering
+from shopbench.padme import choices, experiment, steering
 from shopbench.profiles.padme import PadmeParams
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,20 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from shopbench.metrics.meta_eval import (
-    accuracy_by,
-    agreement,
-    contamination,
-    evaluator_summary,
-    pair_outcomes,
-    pairs_frame,
-    property_correlations,
-    reward_label_accuracy,
-    reward_pairs,
-    score_statistics,
-    sweep_table,
-)
-from shopbench.padme.evaluators import (
+from shopbench.judges.padme.evaluators import (
     HEURISTIC_VARIANTS,
     PAPER_ROSTER,
     SCORE_COLUMNS,
@@ -33,6 +20,19 @@ from shopbench.padme.evaluators import (
     render_trajectory,
     score_from_row,
     score_rollouts,
+)
+from shopbench.metrics.meta_eval import (
+    accuracy_by,
+    agreement,
+    contamination,
+    evaluator_summary,
+    pair_outcomes,
+    pairs_frame,
+    property_correlations,
+    reward_label_accuracy,
+    reward_pairs,
+    score_statistics,
+    sweep_table,
 )
 from shopbench.padme.types import Criterion, Pair, Rollout, Vote
 
@@ -527,7 +527,7 @@ def test_bench_result_shape():
 
 def test_evaluators_from_profile(tmp_path):
     from shopbench.config import ParamError, Profile
-    from shopbench.padme.evaluators import OFFLINE_EVALUATORS, evaluators_from_profile
+    from shopbench.judges.padme.evaluators import OFFLINE_EVALUATORS, evaluators_from_profile
 
     prof = Profile(
         "t", tmp_path / "t.yaml", {"padme": {"evaluators": ["heuristic-coarse", {"backbone": "m"}]}}, "x"

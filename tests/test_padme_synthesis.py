@@ -15,7 +15,14 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest, wilcoxon
 
-from shopbench.judging import Judge, Judgment, ParseFailure, get_judge
+from shopbench.judges import Judge, Judgment, ParseFailure, get_judge
+from shopbench.judges.padme.filters import (
+    HeuristicFilterJudge,
+    LLMFilterJudge,
+    render_trajectory,
+    shared_context,
+    vote_fields,
+)
 from shopbench.padme.cascade import PairStore, StoreError, run_cascade, slot_of_better
 from shopbench.padme.cells import Cell, contrast_counts, make_cells
 from shopbench.padme.criteria import DEFAULT_CRITERIA, CriteriaError, load_criteria
@@ -26,13 +33,6 @@ from shopbench.padme.dataset import (
     read_pairs_table,
     to_annotation_pairs,
     write_pairs_dataset,
-)
-from shopbench.padme.filters import (
-    HeuristicFilterJudge,
-    LLMFilterJudge,
-    render_trajectory,
-    shared_context,
-    vote_fields,
 )
 from shopbench.padme.heuristics import criterion_score
 from shopbench.padme.steering import ScriptedSteering, SteeringError, WriteSteer, validate_steering

@@ -49,7 +49,7 @@ _free_port, _posts = free_port, chat_posts
 def test_real_llama_cpp_server_preflight_negotiation_and_no_retry(gguf, tmp_path, monkeypatch, capsys):
     from shopbench import pipeline
     from shopbench.config import load_profile
-    from shopbench.judges.protocols import get_protocol, messages
+    from shopbench.judges.pace.protocols import get_protocol, messages
     from shopbench.llm import Gateway, parse_backbones
     from shopbench.llm.preflight import preflight
     from shopbench.preview import _sample_build

@@ -63,7 +63,7 @@ def test_full_preview_without_keys_prints_writes_and_refuses(no_calls, capsys):
 def test_judge_prompt_sizes_come_from_the_real_prompts(no_calls):
     """The PACE lines' input tokens are the rendered protocol prompts (not a constant)."""
     from shopbench.config import load_profile
-    from shopbench.judges.protocols import get_protocol, messages
+    from shopbench.judges.pace.protocols import get_protocol, messages
 
     p = _profile(no_calls, "judges", SMALL + "judging: {llm_runs: [{backbone: openai/gpt-5.4-mini, "
                  "protocols: [pacejudge, personalens], subset: 50}], deterministic_judges: [local/checks]}\n")  # fmt: skip
@@ -190,7 +190,7 @@ def test_provider_prompt_cache_is_priced_from_the_shared_prefix():
     assert price_full is not None and price_cached is not None and price_cached < price_full
 
     from shopbench.config import load_profile
-    from shopbench.judges.protocols import get_protocol, messages
+    from shopbench.judges.pace.protocols import get_protocol, messages
 
     recs = [r for r in PV._sample_build(load_profile("smoke")).records if r.split == "test"][:4]
     verbatim = PV.prefix_tokens([messages(get_protocol("pacejudge"), r) for r in recs])

@@ -243,7 +243,7 @@ def test_repo_profiles_validate_and_keep_their_values():
 
 
 def test_defaults_agree_with_the_library():
-    from shopbench.judges.protocols import PROTOCOLS
+    from shopbench.judges.pace.protocols import PROTOCOLS
     from shopbench.paceshop.build import BuildConfig
     from shopbench.pipeline import load_pipeline
     from shopbench.profiles.judging import PROTOCOL_NAMES

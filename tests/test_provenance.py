@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from shopbench import paths
+from shopbench import prompts
 from shopbench.config import load_profile
 from shopbench.context import start
 from shopbench.errors import ParamError, UserError
@@ -25,9 +25,9 @@ from shopbench.report.provenance import FILE, read_inputs
 
 @pytest.fixture(autouse=True)
 def _no_recorder_left_behind():
-    previous = paths.record_prompts_with(None)
+    previous = prompts.record_prompts_with(None)
     yield
-    paths.record_prompts_with(previous)
+    prompts.record_prompts_with(previous)
 
 
 def sha(path: Path) -> str:
@@ -44,11 +44,11 @@ def profile_with(tmp_path: Path, stem: str, **padme) -> Path:
 
 
 def test_table_3_names_the_judge_prompts_notebook_20_loaded(outputs):
-    from shopbench.judges.protocols import template
+    from shopbench.judges.pace.protocols import template
 
     nb20 = start("smoke", notebook="20_pace_judge_sweep")
     template("pacejudge")  # the library's loader, no run context passed: still recorded
-    paths.load_prompt("judge_etapp", "a test")
+    prompts.load_prompt("judge_etapp", "a test")
     nb20.use_backbones(["local/checks"])
     nb30 = start("smoke", notebook="30_pace_metrics")
     nb30.use_backbones(["local/checks"])
@@ -79,7 +79,7 @@ def test_table_3_names_the_judge_prompts_notebook_20_loaded(outputs):
 
 
 def test_a_notebook_50_artefact_names_the_evaluator_prompt_it_was_scored_with(tmp_path, outputs):
-    from shopbench.padme.evaluators import score_rollouts
+    from shopbench.judges.padme.evaluators import score_rollouts
     from shopbench.padme.types import Criterion, Rollout
 
     custom = tmp_path / "my_evaluator.txt"
@@ -128,13 +128,13 @@ def test_the_evaluator_prompt_key_is_checked_when_the_profile_loads(tmp_path, mo
     # relative to the repository root
     assert load_profile(profile_with(tmp_path, "p4", evaluator_prompt="prompts/padme_evaluator.txt"))
     # $SHOPBENCH_PROMPTS_DIR overrides the prompts folder: checked at load too
-    monkeypatch.setenv(paths.PROMPTS_ENV, str(tmp_path / "nowhere"))
+    monkeypatch.setenv(prompts.PROMPTS_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(UserError, match="SHOPBENCH_PROMPTS_DIR"):
         load_profile("smoke")
     folder = tmp_path / "myprompts"
     folder.mkdir()
     (folder / "padme_evaluator.txt").write_text("{criterion_name} only\n", encoding="utf-8")
-    monkeypatch.setenv(paths.PROMPTS_ENV, str(folder))
+    monkeypatch.setenv(prompts.PROMPTS_ENV, str(folder))
     with pytest.raises(UserError) as e:
         load_profile("smoke")
     assert str(folder / "padme_evaluator.txt") in str(e.value) and "{response}" in str(e.value)
@@ -142,16 +142,16 @@ def test_the_evaluator_prompt_key_is_checked_when_the_profile_loads(tmp_path, mo
         "{criterion_name} {criterion_description} {prompt} {response}\n"
     )
     assert (
-        paths.prompt_file(load_profile("smoke").params.padme.evaluator_prompt)
+        prompts.prompt_file(load_profile("smoke").params.padme.evaluator_prompt)
         == folder / "padme_evaluator.txt"
     )
 
 
 def test_the_required_placeholders_are_what_the_evaluator_fills():
-    from shopbench.padme.evaluators import EVALUATOR_JUDGE
+    from shopbench.judges.padme.evaluators import EVALUATOR_JUDGE
     from shopbench.padme.types import Criterion, Rollout
 
     r = Rollout("r1", "t1", "airline", "test", "c", "good", "", "agent-m", "scripted", 0, 0,
                 [{"role": "user", "content": "hi"}])  # fmt: skip
     assert set(EVALUATOR_JUDGE.slots((r, Criterion("c", "d"), 0))) == set(EVALUATOR_PROMPT_SLOTS)
-    assert paths.placeholders(paths.load_prompt("padme_evaluator")) == set(EVALUATOR_PROMPT_SLOTS)
+    assert prompts.placeholders(prompts.load_prompt("padme_evaluator")) == set(EVALUATOR_PROMPT_SLOTS)

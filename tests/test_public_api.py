@@ -30,7 +30,7 @@ def test_root_package_reaches_the_role_packages():
     assert (
         sb.metrics.headline_table is importlib.import_module("shopbench.metrics.pace.headline").headline_table
     )
-    assert sb.load_prompt is importlib.import_module("shopbench.paths").load_prompt
+    assert sb.load_prompt is importlib.import_module("shopbench.prompts").load_prompt
     assert sb.shopsim.Store is importlib.import_module("shopbench.shopsim.store").Store
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sb.nope  # noqa: B018

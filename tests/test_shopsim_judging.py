@@ -8,7 +8,18 @@ import json
 
 import pytest
 
-from shopbench.judging import Judge, Judgment, ParseFailure
+from shopbench.judges import Judge, Judgment, ParseFailure
+from shopbench.judges.shop.judge import (
+    DeterministicJudge,
+    JudgeError,
+    LLMJudge,
+    ShopItem,
+    answer,
+    ask,
+    default_judge,
+    validate_refusal,
+    validate_rubric,
+)
 from shopbench.shopsim.replay import final_cart
 from shopbench.shopsim.types import (
     Directive,
@@ -28,17 +39,6 @@ from shopbench.shopsim.verifier.claims import (
     deterministic_attribute_label,
     product_lines,
     verify_claims,
-)
-from shopbench.shopsim.verifier.judge import (
-    DeterministicJudge,
-    JudgeError,
-    LLMJudge,
-    ShopItem,
-    answer,
-    ask,
-    default_judge,
-    validate_refusal,
-    validate_rubric,
 )
 from shopbench.shopsim.verifier.refusal import refusal_metrics
 from shopbench.shopsim.verifier.rubrics import (
@@ -509,7 +509,7 @@ def test_llm_rubric_normalises_and_receives_the_system_prompt():
 
 
 def test_both_shop_judges_are_the_one_judge_role_and_failures_are_data():
-    """The reference and the model judge are :class:`shopbench.judging.Judge` s over the same
+    """The reference and the model judge are :class:`shopbench.judges.Judge` s over the same
     registered questions; a malformed answer comes back as a typed ParseFailure, not an exception."""
     gw = FakeGateway(ok({"rationale": "fine", "applicable": True, "score": 7}),
                      ok({"rationale": "ok", "applicable": True, "score": 5}))  # fmt: skip

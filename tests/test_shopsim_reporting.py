@@ -172,7 +172,7 @@ def test_tab9_judge_cost_per_question(gw, runs):
 def test_judge_item_ids_split_with_slashes_in_the_agent_name():
     """The judge's item ids are ``<agent>/<trial>/<question>`` (``rubric/<name>`` for a rubric); an LLM
     agent's name holds a "/" (``llm:local/schema-sampler``)."""
-    from shopbench.shopsim.verifier.judge import split_item_id
+    from shopbench.judges.shop.judge import split_item_id
 
     assert split_item_id("llm:local/m/general-5/rubric/response_helpful") == (
         LLM,
@@ -216,7 +216,7 @@ class YesJudge:
         return [True for _ in questions]
 
     def judge(self, items):
-        from shopbench.judging import Judgment
+        from shopbench.judges import Judgment
 
         return [Judgment(self.name, None, [True for _ in it.questions]) for it in items]
 

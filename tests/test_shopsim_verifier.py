@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from shopbench.judging import Judgment
+from shopbench.judges import Judgment
 from shopbench.metrics.shop import intervals
 from shopbench.shopsim.registry import PENALTIES
 from shopbench.shopsim.types import (

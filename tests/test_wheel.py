@@ -47,7 +47,7 @@ print(json.dumps({"file": shopbench.__file__, "modules": found, "failed": failed
 # prompts load on first use: without a prompts folder a clear error, with $SHOPBENCH_PROMPTS_DIR the text
 LAZY_PROMPT = r"""
 import json, os
-from shopbench.paths import PromptNotFound
+from shopbench.prompts import PromptNotFound
 from shopbench.shopsim import default_system_prompt
 try:
     text = default_system_prompt()

@@ -10,7 +10,7 @@ stays light)::
 
 - :func:`start` opens a notebook run (:mod:`shopbench.context`); :func:`load_profile` reads a profile;
 - :class:`Gateway` / :class:`Call` — the one gateway for model calls (:mod:`shopbench.llm`);
-- :func:`load_prompt` — the one prompt loader (``prompts/`` or ``$SHOPBENCH_PROMPTS_DIR``);
+- :func:`load_prompt` — the one prompt loader (``prompts/`` or ``$SHOPBENCH_PROMPTS_DIR``; :mod:`shopbench.prompts`);
 - :func:`save_table` / :func:`save_figure` / :func:`build_index` — reporting (:mod:`shopbench.report`);
 - :class:`UserError` and its kinds — the errors a user can act on (:mod:`shopbench.errors`);
 - :func:`explore` — the results explorer in a notebook (:mod:`shopbench.explorer`);
@@ -27,10 +27,11 @@ from ._lazy import lazy_exports
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    ".context": ["start", "RunContext", "Prompt"],
+    ".context": ["start", "RunContext"],
     ".config": ["load_profile", "Profile"],
     ".errors": ["UserError", "InputError", "ParamError"],
-    ".paths": ["load_prompt", "prompts_dir", "outputs_root", "profile_dir", "ROOT", "NOTEBOOKS_DIR"],
+    ".paths": ["outputs_root", "profile_dir", "ROOT", "NOTEBOOKS_DIR"],
+    ".prompts": ["load_prompt", "prompts_dir", "Prompt"],
     ".llm": ["Gateway", "Call", "parse_backbones"],
     ".report": ["save_table", "save_figure", "build_index"],
     ".explorer": ["explore"],

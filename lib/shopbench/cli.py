@@ -133,7 +133,7 @@ def cmd_list(models: bool = False) -> int:
     for name, spec in MODELS.items():
         print(f"  llamacpp/{name}{'' if is_installed(name) else '  (not installed)'}: {spec.description}")
     if models:
-        import shopbench.judges  # noqa: F401 - registers the deterministic judges
+        import shopbench.judges.pace  # noqa: F401 - registers the deterministic judges
 
         from .llm.local import local_backends
 

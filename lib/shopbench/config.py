@@ -144,8 +144,8 @@ def _check_prompt_override(prof: Profile) -> None:
     (issue 25 item 5; a ``padme.evaluator_prompt`` the file sets is checked by the profile model)."""
     import os
 
-    from .paths import PROMPTS_ENV
     from .profiles.padme import EVALUATOR_PROMPT, EVALUATOR_PROMPT_SLOTS, EVALUATOR_USER, check_prompt_file
+    from .prompts import PROMPTS_ENV
 
     env = os.environ.get(PROMPTS_ENV)
     if not env:

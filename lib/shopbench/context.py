@@ -6,7 +6,7 @@ Every notebook begins with::
 
 and then calls ``ctx.gateway``, ``ctx.prompt(name)``, ``ctx.table(...)``, ``ctx.figure(...)``.
 The context records which prompt files the notebook's code read (every prompt loader reports to it:
-:func:`shopbench.paths.record_prompts_with`) and which backbones it used, keeps them for the notebooks
+:func:`shopbench.prompts.record_prompts_with`) and which backbones it used, keeps them for the notebooks
 that read this one's data (:mod:`shopbench.report.provenance`), and so each artefact it saves carries
 its provenance, its upstream notebooks' included, into the paper index (issue 25 item 5).
 """
@@ -20,24 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Profile, claim_outputs, load_profile
-from .paths import default_cache_dir, read_prompt, read_prompt_file, record_prompts_with, strip_header
+from .paths import default_cache_dir
 from .profiles import ProfileParams, as_plain
+from .prompts import Prompt, read_prompt, read_prompt_file, record_prompts_with, strip_header
 from .report.artifacts import Provenance, git_commit, now_iso, save_figure, save_table
-
-
-@dataclass
-class Prompt:
-    """A prompt template from ``prompts/<name>.txt`` with named ``{slots}``."""
-
-    name: str
-    text: str
-    sha256: str
-
-    def render(self, **slots) -> str:
-        try:
-            return self.text.format(**slots)
-        except KeyError as e:
-            raise KeyError(f"prompt {self.name!r} needs slot {e.args[0]!r}; given: {sorted(slots)}") from None
 
 
 @dataclass
@@ -142,7 +128,7 @@ class RunContext:
 
     def prompt_file(self, path: str | Path, needed_by: str | None = None) -> Prompt:
         """A prompt file named by a profile key (``padme.evaluator_prompt``; resolved by
-        :func:`shopbench.paths.prompt_file`), header stripped; its hash goes into the provenance."""
+        :func:`shopbench.prompts.prompt_file`), header stripped; its hash goes into the provenance."""
         name, text, sha = read_prompt_file(path, needed_by or f"notebook {self.notebook}")
         self.saw_prompt(name, sha)
         return Prompt(name, strip_header(text), sha)

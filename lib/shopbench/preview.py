@@ -17,12 +17,12 @@ How each notebook's numbers are made (each line's ``method`` says which):
   contract-shaped response to the same assignments.
 - **20_pace_judge_sweep**: calls = judged records × protocols × repeats, records = the test split
   at the profile's sizes (``test_goods`` × 5 + the swap slice) capped by each run's ``subset``.
-  Input tokens: each protocol's prompt rendered by :func:`shopbench.judges.protocols.messages` on the
+  Input tokens: each protocol's prompt rendered by :func:`shopbench.judges.pace.protocols.messages` on the
   sample build's test records; output tokens: the answer ``local/schema-sampler`` gives under the
   protocol's contract (a contract-shaped answer), capped at ``max_tokens``.
 - **50_padme_meta_eval**: calls = (``llm_evaluator_pairs`` + ``llm_recorded_pairs``) × 2
   trajectories × runs per LLM evaluator. Input tokens: the H.5 prompt rendered by
-  :func:`shopbench.padme.evaluators.evaluator_messages` on the recorded τ-bench trajectories
+  :func:`shopbench.judges.padme.evaluators.evaluator_messages` on the recorded τ-bench trajectories
   (``padme.recorded``; 3,000 tokens a trajectory when they are absent); output: the contract answer.
 - **40_padme_synthesis** and **80_shop_agents**: conversations cannot be rendered before they happen,
   so their calls come from per-trial and per-rollout counts, documented below and marked
@@ -405,7 +405,7 @@ class _Builder:
 
     # 20: judge sweep
     def judging(self) -> None:
-        from .judges.protocols import PROTOCOLS, get_protocol, messages
+        from .judges.pace.protocols import PROTOCOLS, get_protocol, messages
 
         J, P = self.params.judging, self.params.paceshop
         goods = min(P.test_goods, P.n_queries * P.personas_per_query // 3)
@@ -468,7 +468,7 @@ class _Builder:
 
     # 50: evaluators
     def evaluators(self) -> None:
-        from .padme.evaluators import evaluator_specs, evaluators_from_profile
+        from .judges.padme.evaluators import evaluator_specs, evaluators_from_profile
 
         P = self.params.padme
         try:
@@ -531,9 +531,9 @@ class _Builder:
         return len(recorded_pairs(self._recorded(), "task_resolution"))
 
     def _trajectory_tokens(self) -> tuple[float, str]:
+        from .judges.padme.evaluators import evaluator_messages
         from .padme.criteria import load_criteria
-        from .padme.evaluators import evaluator_messages
-        from .paths import prompt_file, strip_header
+        from .prompts import prompt_file, strip_header
 
         try:
             rollouts = self._recorded()[:SAMPLE_RECORDS]

@@ -12,7 +12,7 @@ surrogates, control characters, fences, leading and trailing garbage, a "length"
 Each output goes through the project's real parse path: the gateway's row builder
 (:meth:`shopbench.llm.Gateway._row`, via an in-memory gateway that replays the output instead of
 calling a model) and the consumer that reads the row (``parse_judgment``, ``score_from_row``,
-``LLMFilterJudge.judge`` → :class:`~shopbench.judging.Judgment` | :class:`~shopbench.judging.ParseFailure`,
+``LLMFilterJudge.judge`` → :class:`~shopbench.judges.Judgment` | :class:`~shopbench.judges.ParseFailure`,
 ``LLMJudge`` (a rubric and the refusal question) on a one-turn trial (the registered specs, whose ``interpret``
 is ``validate_rubric``/``validate_refusal``), ``LLMAgent.step``). Whether the output is valid is decided independently, by a strict JSON reader
 and a JSON-schema checker written here (numbers compared as written, as :class:`decimal.Decimal`)
@@ -652,8 +652,8 @@ POOL = tuple(f"E{i}" for i in range(1, 13))
 
 
 def _pace_contracts(gw) -> list[Contract]:
-    from ..judges.parse import JUDGMENT_FIELDS, parse_judgment
-    from ..judges.protocols import _RENAME, PROTOCOLS
+    from ..judges.pace.parse import JUDGMENT_FIELDS, parse_judgment
+    from ..judges.pace.protocols import _RENAME, PROTOCOLS
 
     def make(p) -> Contract:
         def run(text: str, finish: str) -> Any:
@@ -681,9 +681,9 @@ def _pace_contracts(gw) -> list[Contract]:
 
 
 def _padme_contracts(gw) -> list[Contract]:
-    from ..judging import ParseFailure
-    from ..padme.evaluators import SCORE_SCHEMA, score_from_row
-    from ..padme.filters import FILTER_SCHEMA, LLMFilterJudge
+    from ..judges import ParseFailure
+    from ..judges.padme.evaluators import SCORE_SCHEMA, score_from_row
+    from ..judges.padme.filters import FILTER_SCHEMA, LLMFilterJudge
     from ..padme.types import Criterion, Rollout
 
     def rollout(i: int) -> Rollout:
@@ -747,7 +747,7 @@ def _trial(empty_search: bool):
 
 
 def _shop_contracts(gw) -> list[Contract]:
-    from ..shopsim.verifier.judge import REFUSAL_SCHEMA, RUBRIC_SCHEMA, RUBRICS, JudgeError, LLMJudge, answer
+    from ..judges.shop.judge import REFUSAL_SCHEMA, RUBRIC_SCHEMA, RUBRICS, JudgeError, LLMJudge, answer
 
     judge, rubric = LLMJudge(gw, "fuzz"), next(iter(RUBRICS))
     trials = {False: _trial(False), True: _trial(True)}

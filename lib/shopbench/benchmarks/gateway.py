@@ -118,7 +118,7 @@ def bench_throughput(conc: int, rounds: int = 3, litellm: bool = True) -> list[d
 def bench_local(repeats: int = 6) -> list[dict]:
     """``local/checks`` (a deterministic PACEJudge baseline) over the real judge prompts of a small
     PACEShop build, uncached, through the gateway (its default concurrency)."""
-    from ..judges.sweep import build_calls
+    from ..judges.pace.sweep import build_calls
     from ..paceshop.build import BuildConfig, build
 
     cfg = BuildConfig(seed=3, n_products=400, n_candidate_queries=240, n_queries=30, n_personas=50, n_holdout=14,

@@ -1,7 +1,7 @@
 """``outputs/bench/local_llm.json``: how fast a packaged llama.cpp model judges PACEShop on 2 cores.
 
 Issue 13 §3. The prompts are real PACEJudge calls (seed 000, App. D.4) built by the project's own
-builders (:func:`shopbench.judges.sweep.build_calls` on a stratified subset of the test split of a
+builders (:func:`shopbench.judges.pace.sweep.build_calls` on a stratified subset of the test split of a
 smoke-settings PACEShop build), sent in sweep order through the project's in-process provider
 (:class:`shopbench.llm.llamacpp.LlamaCppHandler`: chat template, JSON-schema grammar, temperature 0,
 the protocol's ``max_tokens``). Timing uses ``pacejudge_prefix_first``, whose fixed parts come
@@ -86,9 +86,9 @@ class CallTiming:
 # ---- prompts -----------------------------------------------------------------------------------
 def build_records(n: int, seed: int = 0) -> list:
     """About ``n`` test-split records of a smoke-settings PACEShop build (offline generator), chosen
-    as notebook 20 chooses its LLM subset (:func:`~shopbench.judges.sweep.stratified_subset`)."""
+    as notebook 20 chooses its LLM subset (:func:`~shopbench.judges.pace.sweep.stratified_subset`)."""
     from ..config import load_profile
-    from ..judges.sweep import stratified_subset
+    from ..judges.pace.sweep import stratified_subset
     from ..paceshop.build import BuildConfig, build
 
     cfg = BuildConfig.from_profile(load_profile("smoke"))
@@ -102,7 +102,7 @@ def build_records(n: int, seed: int = 0) -> list:
 
 def judge_calls(records: Sequence, protocol: str, model: str) -> list:
     """The sweep's own calls (messages, temperature 0, ``max_tokens``, contract) for one model."""
-    from ..judges.sweep import build_calls
+    from ..judges.pace.sweep import build_calls
     from ..llm import Gateway
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,6 +23,8 @@ import time
 import numpy as np
 import pandas as pd
 
+from ..judges.padme.evaluators import paper_roster_specs
+from ..judges.padme.filters import HeuristicFilterJudge
 from ..metrics.meta_eval import (
     accuracy_by,
     contamination,
@@ -33,8 +35,6 @@ from ..metrics.meta_eval import (
 from ..padme.cascade import PairStore, run_cascade
 from ..padme.cells import make_cells
 from ..padme.criteria import DEFAULT_CRITERIA
-from ..padme.evaluators import paper_roster_specs
-from ..padme.filters import HeuristicFilterJudge
 from ..padme.sources.shop import ShopSource
 from ..padme.steering import ScriptedSteering
 from ..padme.types import Context

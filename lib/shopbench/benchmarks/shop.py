@@ -13,6 +13,7 @@ import time
 
 import pandas as pd
 
+from ..judges.shop.judge import DeterministicJudge
 from ..metrics.shop.intervals import bootstrap_success
 from ..shopsim.agents import make_agent
 from ..shopsim.catalog import control_catalog
@@ -21,7 +22,6 @@ from ..shopsim.store import Store
 from ..shopsim.trial import run_trial
 from ..shopsim.user import ScriptedUser
 from ..shopsim.verifier.battery import score_trials
-from ..shopsim.verifier.judge import DeterministicJudge
 from .common import rss_mb
 
 

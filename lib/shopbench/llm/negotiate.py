@@ -273,8 +273,8 @@ async def negotiate_form(
 def probe_text(tokens: int) -> str:
     """English prose of about ``tokens`` tokens by the project's counter (the preview's), from the
     project's judge prompt (the kind of text the run sends)."""
-    from ..paths import read_prompt
     from ..preview import _text_tokens
+    from ..prompts import read_prompt
 
     try:
         unit = read_prompt("judge_pacejudge", "the context probe")

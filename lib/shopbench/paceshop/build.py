@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ..core import Defect, EvidencePool, Persona, Product, Query, Record, Response
 from ..core import taxonomy as T
-from ..paths import read_prompt
 from ..progress import tqdm
+from ..prompts import read_prompt
 from .io import write_json, write_jsonl
 
 GENERATOR_OFFLINE = "offline-template-v1"

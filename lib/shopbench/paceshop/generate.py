@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 from ..core import EvidencePool, Persona, Product, Query, Response, taxonomy
 from ..llm.result import CallResult
-from ..paths import load_prompt, read_prompt
+from ..prompts import load_prompt, read_prompt
 from .checks import BANNED, BOLD_COUNTS, MAX_LABEL_CHARS, MAX_OVERVIEW_CHARS, RQ_COUNT, _stem, run_checks
 
 OFFLINE_NAME = "offline-template-v1"
@@ -625,7 +625,7 @@ class Assessment:
 class LLMGenerator:
     """GOOD responses from a model: the B.9 prompt, one call per assignment, temperature 0, the
     six-key JSON contract; parse failures and hard-check failures are rejections with a reason
-    ("never silently repaired"). ``prompt`` is the template text or a ``context.Prompt``.
+    ("never silently repaired"). ``prompt`` is the template text or a ``prompts.Prompt``.
     ``variant``: ``"b9"`` (the plain contract, default), ``"b9_grammar"`` (B.9's budgets in the
     schema and ``max_tokens`` :data:`GRAMMAR_MAX_TOKENS`) or ``"b9_grammar_labels_first"`` (the same
     bounds, labels before the overview, our one-sentence note after the prompt; module docstring)."""

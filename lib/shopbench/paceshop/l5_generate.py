@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import Persona
-from ..paths import load_prompt
+from ..prompts import load_prompt
 
 PROMPT_NAME = "paceshop_l5_assistant"
 MAX_TOKENS = 512

@@ -9,7 +9,7 @@ Modules, in pipeline order:
 * :mod:`~shopbench.padme.steering` — WriteSteer (H.2) and the offline scripted steering.
 * :mod:`~shopbench.padme.sources` — trajectory sources (the Roll function).
 * :mod:`~shopbench.padme.heuristics` — a lexical reference scorer (offline stand-in, not a judge of record).
-* :mod:`~shopbench.padme.filters` — the filter judges J_k (H.4).
+* :mod:`~shopbench.judges.padme.filters` — the filter judges J_k (H.4).
 * :mod:`~shopbench.padme.cascade` — Algorithm 1: generation, filtering and retries, resumable.
 * :mod:`~shopbench.padme.dataset` — the pairs dataset on disk and exports for annotation / the human study.
 * :mod:`~shopbench.padme.tables` — Tables 1, 6, 8, 9, 10, 20, 21 from the pairs table and call logs.
@@ -30,10 +30,10 @@ _EXPORTS = {
     ".choices": ["choices_table"],
     ".dataset": ["export_human_study_key", "pairs_table", "read_pairs_dataset", "to_annotation_pairs",
                  "write_pairs_dataset"],
-    ".evaluators": ["PairUnit", "evaluators_from_profile", "pair_units", "paper_table18", "properties_frame",
+    "..judges.padme.evaluators": ["PairUnit", "evaluators_from_profile", "pair_units", "paper_table18", "properties_frame",
                     "reward_pair_units", "score_pairs_anytime", "score_rollouts"],
     ".experiment": ["run_synthesis", "llm_filter_stage"],
-    ".filters": ["filter_pairs_anytime"],
+    "..judges.padme.filters": ["filter_pairs_anytime"],
     ".sources.recorded": ["load_recorded"],
     "..stats.study": ["PADME_REPORTED", "agreement_summary", "compare_with_paper", "simulation_recovery",
                       "summary_tables", "table15_comparison", "write_summary"],

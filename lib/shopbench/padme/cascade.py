@@ -65,8 +65,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from shopbench.judges.padme.filters import vote_fields
 from shopbench.padme.cells import Cell
-from shopbench.padme.filters import vote_fields
 from shopbench.padme.steering import SteeringError
 from shopbench.padme.types import LEVELS, Context, Pair, Rollout, Vote, contrast_name
 
@@ -250,7 +250,7 @@ def run_cascade(cells: Sequence[Cell], source, steering, judges: Sequence, conte
     ``source``: a trajectory source (``rollout(task, criterion, level, steering, context, attempt,
     gateway=None) -> Rollout``); ``steering``: :class:`~shopbench.padme.steering.WriteSteer` or
     :class:`~shopbench.padme.steering.ScriptedSteering`; ``judges``: J_1, …, J_K (``name`` and
-    ``judge(items)``, a :class:`shopbench.judging.Judge`); ``context``: θ, shared by all rollouts; ``retries``: R; ``store``: a
+    ``judge(items)``, a :class:`shopbench.judges.Judge`); ``context``: θ, shared by all rollouts; ``retries``: R; ``store``: a
     :class:`PairStore` (or its path) to resume from and append to; ``workers``: rollouts run in
     this many threads (results are collected in cell order, so the result does not depend on it);
     ``agents``: ``{cell_id: agent model}`` for every cell (θ's agent per cell), else

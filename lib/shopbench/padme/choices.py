@@ -120,10 +120,10 @@ CHOICES: tuple[Choice, ...] = (
            'stratified equally across the dataset" (§3.1)', "shopbench.padme.cells:make_cells"),
     Choice("tool-result clip in the judges' view (characters)", MAX_TOOL_CHARS,
            '"Annotators receive the same rendered input as the filtering judges and the evaluators under '
-           'test" (App. D.1); no clipping is described', "shopbench.padme.filters:MAX_TOOL_CHARS"),
+           'test" (App. D.1); no clipping is described', "shopbench.judges.padme.filters:MAX_TOOL_CHARS"),
     Choice("noisy reference evaluator SD", NOISY_EVALUATOR_SD,
            '"We evaluate 25 LMs as evaluators" (§4); the offline roster\'s reference evaluators are ours',
-           "shopbench.padme.evaluators:NOISY_SD",
+           "shopbench.judges.padme.evaluators:NOISY_SD",
            note="heuristic-noisy = heuristic + N(0, SD) per (rollout, run); a reference, not a model"),
     Choice("permutation shuffles (confidence tests)", 100_000,
            '"Statistical significance (p [...]) is computed via permutation tests over 100,000 shuffles" (Table 13)',

@@ -214,7 +214,7 @@ def to_annotation_pairs(pairs: Sequence[Pair], seed: int = 0, criteria: Sequence
     from shopbench.annotate.pairs import Criterion as ACriterion
     from shopbench.annotate.pairs import Hidden, Item, Reference
     from shopbench.annotate.pairs import Pair as APair
-    from shopbench.padme.filters import shared_context
+    from shopbench.judges.padme.filters import shared_context
 
     crit = _criteria_map(pairs, criteria)
     out = []

@@ -14,7 +14,7 @@ labelled as such in every output.
       retries: 2                      # R
       order_swap: true
       recorded: ../shared/data/tau_bench_airline_trajectories
-      evaluators: [heuristic, heuristic-coarse, ...]   # see shopbench.padme.evaluators
+      evaluators: [heuristic, heuristic-coarse, ...]   # see shopbench.judges.padme.evaluators
       evaluator_runs: 3
 """
 
@@ -26,12 +26,12 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..judges.padme.filters import HeuristicFilterJudge, LLMFilterJudge
 from ..profiles import HeuristicJudgeSpec, LLMJudgeSpec, PadmeParams, validate_section
 from ..profiles.errors import from_validation
 from ..profiles.padme import FilterJudgeEntry
 from .choices import FILTER_JUDGE_NOISE
 from .criteria import load_criteria
-from .filters import HeuristicFilterJudge, LLMFilterJudge
 from .sources.base import DEFAULT_TAU2_PATH, make_source, parse_source_spec
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
@@ -211,7 +211,7 @@ def run_synthesis(cfg: PadmeSection, sources: Sequence, cells_by_source: Mapping
 def llm_filter_stage(kept: Sequence, criteria: Sequence, filter_judges: Sequence, *, gateway, n_boot: int,
                      seed: int, run_prefix: str = "40_padme_synthesis/llm-filter") -> tuple[Any, dict]:  # fmt: skip
     """The profile's LLM filter judges (H.4) as cascade stage K+1 on the kept pairs (notebook 40; issue 27):
-    per judge an anytime sweep (:func:`~shopbench.padme.filters.filter_pairs_anytime`, run id
+    per judge an anytime sweep (:func:`~shopbench.judges.padme.filters.filter_pairs_anytime`, run id
     ``{run_prefix}/{name}``) and one row: pass rate with a bootstrap 95% CI over pairs, parse failures
     (vetoes), slot shares, and n of N planned pairs. Returns ``(table, plans)``; the table is a note when
     no judge is given."""

@@ -5,7 +5,7 @@ see and what the agent did: assistant messages, tool calls and tool results. It 
 steering level, the steering text or the environment reward of a :class:`~shopbench.padme.types.Rollout`
 (those are the synthetic label and its verification, and a scorer that saw them would be cheating).
 It is deterministic and needs no model, so offline pipelines (the heuristic filter judges of
-``padme/filters.py``, the offline evaluators of meta-evaluation) have something with real signal to
+``judges/padme/filters.py``, the offline evaluators of meta-evaluation) have something with real signal to
 run on. It is a *heuristic reference*: marker counts stand in for the criteria's definitions and are
 easy to fool. It is never the judge of record; results that matter come from LM judges and humans.
 

@@ -74,8 +74,8 @@ class SteeringError(ValueError):
 
 
 def load_prompt(stem: str) -> str:
-    """``prompts/<stem>.txt`` without its header (see :func:`shopbench.paths.load_prompt`)."""
-    from shopbench.paths import load_prompt as _load
+    """``prompts/<stem>.txt`` without its header (see :func:`shopbench.prompts.load_prompt`)."""
+    from shopbench.prompts import load_prompt as _load
 
     return _load(stem, "PADMÉ")
 

@@ -8,12 +8,12 @@ from ._base import Name, NonNegativeFloat, PositiveInt, Section
 
 PROTOCOL_NAMES = ("pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
                   "personalens", "etapp")  # fmt: skip
-"""The judge protocols (``shopbench.judges.protocols.PROTOCOLS``; a test keeps them in step)."""
+"""The judge protocols (``shopbench.judges.pace.protocols.PROTOCOLS``; a test keeps them in step)."""
 ProtocolName = Literal[PROTOCOL_NAMES]  # type: ignore[valid-type]
 
 
 PlanPart = Literal["split", "s0", "swaps", "bad"]
-"""What an LLM judge run plans to judge (``shopbench.judges.sweep.PLAN_PARTS``; a union)."""
+"""What an LLM judge run plans to judge (``shopbench.judges.pace.sweep.PLAN_PARTS``; a union)."""
 
 
 class LLMRun(Section):

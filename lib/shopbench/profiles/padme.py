@@ -20,14 +20,14 @@ EVALUATOR_PROMPT = "prompts/padme_evaluator.txt"
 EVALUATOR_USER = "the PADMÉ evaluator (notebook 50)"
 EVALUATOR_PROMPT_SLOTS = ("criterion_name", "criterion_description", "prompt", "response")
 """The placeholders an evaluator prompt must have, and the only ones it may have: what
-:class:`shopbench.padme.evaluators.EvaluatorJudgeSpec` fills (``slots``)."""
+:class:`shopbench.judges.padme.evaluators.EvaluatorJudgeSpec` fills (``slots``)."""
 
 
 def check_prompt_file(value: str, required: tuple[str, ...], user: str) -> str:
     """A profile's prompt-file setting, checked when the profile loads (issue 25 item 5): the file
-    exists (resolved by :func:`shopbench.paths.prompt_file`) and, header comments aside, has exactly
+    exists (resolved by :func:`shopbench.prompts.prompt_file`) and, header comments aside, has exactly
     the ``required`` placeholders; else a ``ValueError`` worded "problem; fix" naming the file."""
-    from ..paths import PROMPTS_ENV, check_placeholders, prompt_file, strip_header
+    from ..prompts import PROMPTS_ENV, check_placeholders, prompt_file, strip_header
 
     path = prompt_file(value)
     env = os.environ.get(PROMPTS_ENV)
@@ -177,7 +177,7 @@ FilterJudgeEntry = Annotated[
 
 
 class EvaluatorEntry(Section):
-    """A mapping entry of ``padme.evaluators`` (see :mod:`shopbench.padme.evaluators`)."""
+    """A mapping entry of ``padme.evaluators`` (see :mod:`shopbench.judges.padme.evaluators`)."""
 
     name: Name | None = None
     backbone: Name | None = None

@@ -1,7 +1,7 @@
 """What each notebook rested on, for provenance a user can follow (issue 25 item 5).
 
 A notebook's run context records the prompt files its code read (every loader reports to
-:func:`shopbench.paths.record_prompts_with`, so nothing is listed by hand) and the backbones it used,
+:func:`shopbench.prompts.record_prompts_with`, so nothing is listed by hand) and the backbones it used,
 and keeps them in ``outputs/<profile>/paper/notebook_inputs.json``::
 
     {"20_pace_judge_sweep": {"prompts": {"judge_pacejudge": "<sha256>", ...},

@@ -9,7 +9,7 @@ A notebook typically does::
     traj = run_trial(ScenarioFactory(catalog).make(7), make_agent("competent"), ScriptedUser(), Store(catalog))
 
 Names are imported on first use, so ``import shopbench.shopsim`` stays light and reads no prompt
-file (prompts load when an agent or customer is built: :func:`shopbench.paths.load_prompt`).
+file (prompts load when an agent or customer is built: :func:`shopbench.prompts.load_prompt`).
 """
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ def make_user(spec: str | None, gateway=None, run_id: str = "shopsim/user", max_
 
 def make_judge(spec: str | None, gateway=None, run_id: str = "shopsim/judge", max_tokens: int = 800):
     """``deterministic`` (offline) or a backbone name for the LLM judge."""
-    from .verifier.judge import DeterministicJudge, LLMJudge
+    from ..judges.shop.judge import DeterministicJudge, LLMJudge
 
     if not spec or spec == "deterministic":
         return DeterministicJudge()
@@ -215,7 +215,7 @@ def usage_table(
 ) -> pd.DataFrame:
     """App. G: mean tokens and cost per trial by role. Agent usage comes from each trajectory; the
     judge's from its gateway call log (item ids ``<agent>/<trial_id>/<question>``, read by
-    ``verifier.judge.split_item_id``; the attribute-label calls, shared by trials, join none).
+    ``judges.shop.judge.split_item_id``; the attribute-label calls, shared by trials, join none).
     Scripted parties use no model tokens; their message characters are shown instead."""
     from .reporting import _judge_trial_keys
 

@@ -125,9 +125,9 @@ def llm_agent_table(
 
 
 def _judge_trial_keys(item_ids: pd.Series) -> pd.Series:
-    """``<agent>/<trial>`` of each judge call (:func:`~shopbench.shopsim.verifier.judge.split_item_id`);
+    """``<agent>/<trial>`` of each judge call (:func:`~shopbench.judges.shop.judge.split_item_id`);
     an attribute-label call, shared by trials, gets its own id and so joins no trial."""
-    from .verifier.judge import split_item_id
+    from ..judges.shop.judge import split_item_id
 
     def key(iid: str) -> str:
         agent, trial, _ = split_item_id(iid)
@@ -177,10 +177,10 @@ def tab8_tokens(trajs: Sequence[TrialRecord], gateway=None, user_runs: Mapping[s
 def tab9_judge_cost(gateway, judge_run: str) -> pd.DataFrame:
     """Table 9: per judge question (rubric), calls, median tokens per call (input + output), the
     output share of those tokens, and the summed cost per agent's run (median over agents). Failed
-    calls are left out. Item ids are read with :func:`~shopbench.shopsim.verifier.judge.split_item_id`;
+    calls are left out. Item ids are read with :func:`~shopbench.judges.shop.judge.split_item_id`;
     the attribute-label calls name no agent (one call serves every trial with the same claims), so
     their USD per run is their summed cost spread evenly over the agents the log names."""
-    from .verifier.judge import split_item_id
+    from ..judges.shop.judge import split_item_id
 
     log = _log(gateway, judge_run)
     if log.empty:

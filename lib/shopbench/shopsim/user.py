@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..llm.result import CallResult, call_usage
-from ..paths import load_prompt as _load_prompt
+from ..prompts import load_prompt as _load_prompt
 from .registry import TOOL_NAMES, TOOL_SPECS
 from .types import Directive, GoalItem, Scenario, ShopProduct, ToolCall, Turn, UserReply
 
@@ -87,7 +87,7 @@ class ShopUser(Protocol):
 
 
 def load_prompt(stem: str) -> str:
-    """``prompts/<stem>.txt`` without its header (see :func:`shopbench.paths.load_prompt`)."""
+    """``prompts/<stem>.txt`` without its header (see :func:`shopbench.prompts.load_prompt`)."""
     return _load_prompt(stem, "the shop simulator")
 
 

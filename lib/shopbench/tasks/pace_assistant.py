@@ -152,9 +152,9 @@ class PaceAssistantTask:
         return len(self.items)
 
     def prompts(self) -> dict[str, str]:
-        from ..judges.protocols import PROTOCOLS
+        from ..judges.pace.protocols import PROTOCOLS
         from ..paceshop.generate import LABELS_FIRST_PROMPT, PROMPT_NAME
-        from ..paths import read_prompt
+        from ..prompts import read_prompt
 
         def sha(name: str) -> str:
             return hashlib.sha256(read_prompt(name, "task pace_assistant").encode()).hexdigest()
@@ -172,9 +172,8 @@ class PaceAssistantTask:
 
     # ---- subject -------------------------------------------------------------------------------
     def _generator(self, gateway, backbone):
-        from ..context import Prompt
         from ..paceshop.generate import PROMPT_NAME, LLMGenerator
-        from ..paths import read_prompt
+        from ..prompts import Prompt, read_prompt
 
         text = read_prompt(PROMPT_NAME, "task pace_assistant")
         prompt = Prompt(
@@ -186,7 +185,7 @@ class PaceAssistantTask:
         """The assistant's calls (one per input) and the judge's (one per output and epoch; for
         generated outputs the judge's calls are known only once they are written, so a preview counts
         one per input and epoch)."""
-        from ..judges.sweep import build_calls
+        from ..judges.pace.sweep import build_calls
 
         self._add_judge(gateway)
         if self.responses is None:
@@ -267,7 +266,7 @@ class PaceAssistantTask:
         samples = self._samples(gateway, backbone, run_id)
         pairs = self._judge_records(samples)
         if pairs:  # issue 25 §2: the judge answers, with room for its prompts, before it is asked
-            from ..judges.sweep import build_calls
+            from ..judges.pace.sweep import build_calls
             from .runner import preflight_calls
 
             preflight_calls(self.judge, build_calls(gateway, [self.protocol], [self.judge.name],
@@ -310,7 +309,7 @@ class PaceAssistantTask:
         import numpy as np
 
         from ..core import taxonomy
-        from ..judges.sweep import parse_failures
+        from ..judges.pace.sweep import parse_failures
         from ..stats.bootstrap import bootstrap_mean
 
         first = rows[rows["epoch"] == 0].reset_index(drop=True)
@@ -391,7 +390,7 @@ def judge_record(s: dict):
     """The PACEShop record a judge reads for one assistant output (the D.4 input bundle: query, persona,
     response in both views, the candidate evidence, the cited ids as used ids, the 12 checks). It has no
     gold label, family or location: nothing is known of them, and the judge never sees them
-    (:func:`shopbench.judges.protocols.bundle`)."""
+    (:func:`shopbench.judges.pace.protocols.bundle`)."""
     from ..core import Record
     from ..paceshop.response_xml import to_xml
 

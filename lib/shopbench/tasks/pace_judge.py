@@ -5,14 +5,14 @@ samples: PACEShop records of one split — ``-T records=FILE`` (a records JSONL 
 of ``-T profile`` (default ``smoke``) made here with the library's builder (same profile and seed →
 byte-identical to notebook 10's; ~10 s, cached under ``outputs/tasks/data/``). ``--limit N`` keeps the
 first N records of the seeded stratified order notebook 20 uses for its LLM runs
-(:func:`shopbench.judges.sweep.judge_units`: a BAD record or persona swap is followed by its GOOD base,
+(:func:`shopbench.judges.pace.sweep.judge_units`: a BAD record or persona swap is followed by its GOOD base,
 so paired metrics keep their pairs).
 
-subject → scorers → metrics: the same calls as notebook 20 (:func:`shopbench.judges.sweep.sweep`:
+subject → scorers → metrics: the same calls as notebook 20 (:func:`shopbench.judges.pace.sweep.sweep`:
 one call per record × epoch, through the gateway, parsed into the run table) and the same metrics as
 notebook 30 (:func:`shopbench.metrics.pace.headline_table`: Table 3's S0–S4 closure columns and
 false-fire, Table 4's strict paired S1 PJC, S2/S4 J-strict, S3 J-harmonic and PACE, each with a
-base-record bootstrap CI; :func:`shopbench.judges.sweep.parse_failures`: parse failures by kind).
+base-record bootstrap CI; :func:`shopbench.judges.pace.sweep.parse_failures`: parse failures by kind).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..errors import InputError
 from .registry import Param, task
 from .scoring import finite
 
-# the judge protocols of shopbench.judges.protocols.PROTOCOLS (kept here so `shopbench list` imports
+# the judge protocols of shopbench.judges.pace.protocols.PROTOCOLS (kept here so `shopbench list` imports
 # nothing heavy; tests/test_cli_tasks.py checks the two lists are the same)
 PROTOCOL_NAMES = ("pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scalar_first", "persona_blind",
                   "persona_aware_generic", "ares", "personalens", "etapp")  # fmt: skip
@@ -70,7 +70,7 @@ class PaceJudgeTask:
         return records, s0
 
     def prepare(self, *, limit: int | None, seed: int) -> None:
-        from ..judges.sweep import judge_units
+        from ..judges.pace.sweep import judge_units
 
         records, s0 = self._load()
         if self.split != "all":
@@ -95,8 +95,8 @@ class PaceJudgeTask:
         return len(self.selected)
 
     def prompts(self) -> dict[str, str]:
-        from ..judges.protocols import PROTOCOLS
-        from ..paths import read_prompt
+        from ..judges.pace.protocols import PROTOCOLS
+        from ..prompts import read_prompt
 
         name = PROTOCOLS[self.protocol].prompt
         return {
@@ -105,12 +105,12 @@ class PaceJudgeTask:
 
     # ---- subject -------------------------------------------------------------------------------
     def calls(self, gateway, backbone, *, epochs: int) -> list:
-        from ..judges.sweep import build_calls
+        from ..judges.pace.sweep import build_calls
 
         return build_calls(gateway, [self.protocol], [backbone.name], self.selected, epochs, self.max_tokens)
 
     def run(self, gateway, backbone, *, epochs: int, run_id: str):
-        """The run table of notebook 20 (:func:`~shopbench.judges.sweep.sweep`), one row per record
+        """The run table of notebook 20 (:func:`~shopbench.judges.pace.sweep.sweep`), one row per record
         and epoch, with the per-sample score ``correct`` (verdict = gold label; a parse failure is wrong, a
         failed call has no score: None, issue 25 §3)."""
         return judge_runs(gateway, self.protocol, backbone.name, self.selected, epochs=epochs, run_id=run_id,
@@ -120,8 +120,8 @@ class PaceJudgeTask:
     def metrics(self, runs, *, seed: int) -> dict:
         """Tables 3 and 4 of notebook 30 for this one judge run (the ``backbone`` level of
         :func:`~shopbench.metrics.pace.headline_table`) and the parse failures by kind."""
-        from ..judges.protocols import PROTOCOLS
-        from ..judges.sweep import parse_failures
+        from ..judges.pace.protocols import PROTOCOLS
+        from ..judges.pace.sweep import parse_failures
         from ..metrics.pace import headline_table
 
         native = {p.name: p.targets for p in PROTOCOLS.values()}
@@ -173,11 +173,11 @@ def load_samples(records_path: str | None, profile: str) -> tuple[list, list[str
 
 def judge_runs(gateway, protocol: str, judge: str, records: list, *, epochs: int, run_id: str,
                max_tokens: int | None, desc: str):  # fmt: skip
-    """The run table of notebook 20 (:func:`~shopbench.judges.sweep.sweep`) for one judge under one
+    """The run table of notebook 20 (:func:`~shopbench.judges.pace.sweep.sweep`) for one judge under one
     protocol, one row per record and epoch, with ``sample_id``, ``epoch``, the per-sample score ``correct``
     (verdict = gold label; a parse failure is wrong, a failed call None) and the unit's outcome ``unit_status`` / ``unit_error``
     (issue 25 §3). The judge step of ``pace_judge`` and ``pace_assistant`` (issue 26 §1)."""
-    from ..judges.sweep import sweep
+    from ..judges.pace.sweep import sweep
 
     runs = sweep(gateway, [protocol], [judge], records, repeats=epochs, run_id=run_id, max_tokens=max_tokens,
                  desc=desc)  # fmt: skip

@@ -16,7 +16,7 @@ annotators' choices but not the trajectories, so a pointwise evaluator has nothi
 subject → scorers → metrics: the H.5 prompt (or ``-T prompt=FILE``: the same slots ``{criterion_name}``,
 ``{criterion_description}``, ``{prompt}``, ``{response}``, checked before any call) asked of the model
 for each trajectory of the first ``--limit`` pairs of the seeded stratified order, ``--epochs`` runs each
-(:func:`shopbench.padme.evaluators.score_pairs_anytime`, notebook 50's path, with no time budget);
+(:func:`shopbench.judges.padme.evaluators.score_pairs_anytime`, notebook 50's path, with no time budget);
 then :func:`shopbench.metrics.meta_eval.pair_outcomes` and ``evaluator_summary`` (synthetic label) or
 ``reward_label_accuracy`` (reward label; CIs resample tasks): pairwise accuracy with its bootstrap CI
 (ties and parse failures incorrect), accuracy over parsed pairs with its CI, leniency, per-item score
@@ -55,8 +55,7 @@ def padme_evaluator(**params: Any) -> PadmeEvaluatorTask:
 def read_prompt_file(path: str | Path):
     """A user's evaluator prompt: header comments stripped, every required slot present and no other
     ``{slot}`` (literal braces are written ``{{ }}``); a bad file is one :class:`InputError`."""
-    from ..context import Prompt
-    from ..paths import strip_header
+    from ..prompts import Prompt, strip_header
 
     p = Path(path).expanduser()
     text = read_text(p, "prompt file")
@@ -114,8 +113,8 @@ class PadmeEvaluatorTask:
         return {c.name: c for c in crit}
 
     def prepare(self, *, limit: int | None, seed: int) -> None:
+        from ..judges.padme.evaluators import order_pair_units, pair_units, reward_pair_units
         from ..metrics import meta_eval as ME
-        from ..padme.evaluators import order_pair_units, pair_units, reward_pair_units
 
         self._criteria = self._criteria_map()
         if self.recorded_path is not None:
@@ -184,8 +183,8 @@ class PadmeEvaluatorTask:
     def prompts(self) -> dict[str, str]:
         if self.template is not None:
             return {self.template.name: self.template.sha256}
-        from ..padme.evaluators import PROMPT_NAME
-        from ..paths import read_prompt
+        from ..judges.padme.evaluators import PROMPT_NAME
+        from ..prompts import read_prompt
 
         return {
             PROMPT_NAME: hashlib.sha256(read_prompt(PROMPT_NAME, "task padme_evaluator").encode()).hexdigest()
@@ -202,24 +201,24 @@ class PadmeEvaluatorTask:
 
     # ---- subject -------------------------------------------------------------------------------
     def _spec(self, backbone):
-        from ..padme.evaluators import evaluator_spec
+        from ..judges.padme.evaluators import evaluator_spec
 
         return evaluator_spec({"name": backbone.name, "backbone": backbone.name})
 
     def calls(self, gateway, backbone, *, epochs: int) -> list:
-        from ..padme.evaluators import _distinct_rollouts
+        from ..judges.padme.evaluators import _distinct_rollouts
 
         judge = self._spec(backbone).judge(gateway, "preview", self.max_tokens, template=self.template)
         rolls = _distinct_rollouts(x for u in self.units for x in (u.worse, u.better))
         return judge.calls([(r, self._criterion_of(r), k) for k in range(epochs) for r in rolls])
 
     def run(self, gateway, backbone, *, epochs: int, run_id: str):
-        """Notebook 50's scoring (:func:`~shopbench.padme.evaluators.score_pairs_anytime`, no time
+        """Notebook 50's scoring (:func:`~shopbench.judges.padme.evaluators.score_pairs_anytime`, no time
         budget) and :func:`~shopbench.metrics.meta_eval.pair_outcomes`: one row per pair and epoch."""
         import pandas as pd
 
+        from ..judges.padme.evaluators import score_pairs_anytime
         from ..metrics import meta_eval as ME
-        from ..padme.evaluators import score_pairs_anytime
 
         spec = self._spec(backbone)
         scores, res = score_pairs_anytime(self.units, self._criterion_of, spec, gateway=gateway, budget_s=None,

@@ -140,7 +140,7 @@ class ShopAgentTask:
 
     def prompts(self) -> dict[str, str]:
         """The agent's system prompt file (a model agent) and the LLM customer's prompt, with hashes."""
-        from ..paths import read_prompt
+        from ..prompts import read_prompt
 
         names = []
         if self.agent is None:

@@ -8,6 +8,13 @@ task's basis), :mod:`.nl_assertions` (the NL_ASSERTION judge and its known-answe
 
 from __future__ import annotations
 
+from ...judges.tau2.nl_assertions import (
+    KNOWN_ANSWER,
+    KnownAnswerNLJudge,
+    NLAssertionSpec,
+    NLItem,
+    render_conversation,
+)
 from .agent import LLMRetailAgent
 from .data_model import RetailDB, Tau2Data, Tau2DataError, load_tau2
 from .environment import (
@@ -25,7 +32,6 @@ from .environment import (
     task_reward,
 )
 from .fidelity import REFERENCE_REPLAY, fidelity_table, load_reference
-from .nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem, render_conversation
 from .text import first_person, task_description
 from .tools import (
     CORRECTIONS,

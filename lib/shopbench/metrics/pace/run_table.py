@@ -71,7 +71,7 @@ CONFIDENCE_GATE = 0.5  # E.4: "confidence ≥ 0.5"
 NATIVE_TARGETS: dict[str, str] = {
     "geval": "PCEA", "scalar": "PCEA", "mtbench": "PCEA", "scalarmtbench": "PCEA",
     "personaaware": "PCEA", "pacejudge": "PCEA",
-    "mtbenchscalarfirst": "PCEA", "personaawaregeneric": "PCEA",  # shopbench.judges protocol names
+    "mtbenchscalarfirst": "PCEA", "personaawaregeneric": "PCEA",  # shopbench.judges.pace protocol names
     "personablind": "CEA",  # persona withheld: S1 and the PACE average are "–"
     "ares": "E", "personalens": "P", "etapp": "A",
 }  # fmt: skip

@@ -26,7 +26,7 @@ audits the reward "Omitting the LLM judge component" (the reward is then the res
 for every published task, and ``meta["reward_breakdown"]["unjudged"]`` says so); ``nl_judge=
 "known-answer"`` runs the offline stand-in (its rewards are known-answer), any other value is a
 backbone asked through the gateway under the contract of
-:class:`~shopbench.domains.tau2_retail.nl_assertions.NLAssertionSpec`. ``reward_basis=
+:class:`~shopbench.judges.tau2.nl_assertions.NLAssertionSpec`. ``reward_basis=
 "db_communicate"`` gives the older release's DB × COMMUNICATE. An LLM agent is given τ²-bench's own
 tool descriptions (``tool_texts="tau2"``, the default) or the project's one-line ones (``"short"``).
 """
@@ -52,12 +52,12 @@ from ...domains.tau2_retail.environment import (
     gold_state,
     task_reward,
 )
-from ...domains.tau2_retail.nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem
 from ...domains.tau2_retail.text import task_description
 from ...domains.tau2_retail.tools import TOOL_NAMES, WRITE_TOOLS, check_fidelity, tool_specs
 from ...domains.tau2_retail.user import LLMRetailUser, ScriptedRetailUser
 from ...env.orchestrator import run_conversation
 from ...env.protocols import AgentStep
+from ...judges.tau2.nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem
 from ..types import Context, Criterion, Rollout, Task
 from .base import (
     RepeatGateway,
@@ -334,7 +334,7 @@ class Tau2Source:
             return KnownAnswerNLJudge.check(item), None
         if gateway is None:
             return None, f"NL judge {self.nl_judge!r} needs a gateway"
-        from ...judging import ModelJudge
+        from ...judges import ModelJudge
 
         out = ModelJudge(NLAssertionSpec(), gateway, self.nl_judge, run_id="padme-tau2-nl").judge([item])[0]
         return (out.value, None) if out.ok else (None, f"{out.kind}: {out.reason}")

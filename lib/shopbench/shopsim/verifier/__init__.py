@@ -11,7 +11,8 @@ Deterministic signals (this package's rule-based half):
   cross-judge agreement, pace and profile tables (App. I, K, L; §4.4, §5);
 - :mod:`.ablation` — the retained-evidence ablation of Table 2 (§5.1).
 
-Model-based checks live in :mod:`.judge`, :mod:`.claims`, :mod:`.rubrics` and :mod:`.refusal`.
+Model-based checks: :mod:`.claims`, :mod:`.rubrics` and :mod:`.refusal`, asking the shop judge
+(:mod:`shopbench.judges.shop`).
 Names are imported lazily, so ``import shopbench.shopsim.verifier.outcomes`` stays light.
 """
 
@@ -29,8 +30,6 @@ _EXPORTS = {
                 "diagnostic_channels", "profile_axes", "report_tier"],
     "ablation": ["CONDITIONS", "QUESTIONS", "MissingEvidence", "evidence_view", "ablation_answers", "ablation_table",
                  "rebuild_trajectory"],
-    "judge": ["DeterministicJudge", "LLMJudge", "JudgeError", "ShopItem", "SPECS", "ask", "answer", "default_judge",
-              "failure_reason"],
     "rubrics": ["judged_metrics", "JUDGED_METHOD"],
     "refusal": ["refusal_metrics"],
 }  # fmt: skip

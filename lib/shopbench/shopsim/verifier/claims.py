@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ...judging import Judge, ParseFailure
+from ...judges import Judge, ParseFailure
 from ..replay import cart_after_turn, cart_before
 from ..types import ShopProduct, ToolEvent, TrialRecord
 
@@ -482,7 +482,7 @@ def verify_claims(
 ) -> list[ClaimCheck] | ParseFailure:
     """Rule checks for action and numeric claims, the judge's ``attributes`` question for attribute
     claims of catalog products (one batched decision), fabricated-product claims ungrounded by rule.
-    Output in claim order; the judge's :class:`~shopbench.judging.ParseFailure` when it could not
+    Output in claim order; the judge's :class:`~shopbench.judges.ParseFailure` when it could not
     label the attribute claims."""
     out: list[ClaimCheck | None] = [None] * len(claims)
     to_judge: list[int] = []
@@ -503,7 +503,7 @@ def verify_claims(
                 f"trial {traj.trial_id}: claim type {c.type!r} is not one of action/numeric/attribute"
             )
     if to_judge:
-        from .judge import ask
+        from ...judges.shop.judge import ask
 
         asked = ask(judge, "attributes", None, products, claims=[claims[i] for i in to_judge])
         if isinstance(asked, ParseFailure):

@@ -34,10 +34,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ...judging import Judge, ParseFailure
+from ...judges import Judge, ParseFailure
+from ...judges.shop.judge import REFUSAL_JUDGED, JudgeError, ask, default_judge, failure_reason
 from ..types import ShopProduct, TrialRecord
 from .claims import content_tokens, presented_products, search_hits, tokens
-from .judge import REFUSAL_JUDGED, JudgeError, ask, default_judge, failure_reason
 from .rubrics import JUDGED_METHOD as _METHOD
 from .rubrics import REFUSAL_KEYS
 
@@ -129,7 +129,7 @@ def refusal_metrics(
     """The seven refusal keys of a refusal probe (all None on a shopping trial: the rubric applies
     only to probes). The log facts are rules; the score and four flags are the judge's
     answer to the ``refusal`` question.
-    A judge's :class:`~shopbench.judging.ParseFailure` leaves those keys None with their reasons in
+    A judge's :class:`~shopbench.judges.ParseFailure` leaves those keys None with their reasons in
     ``errors``; without ``errors`` it raises :class:`~.judge.JudgeError`."""
     out: dict[str, float | None] = dict.fromkeys(REFUSAL_KEYS)
     if traj.scenario.kind != "refusal":

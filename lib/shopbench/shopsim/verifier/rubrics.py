@@ -49,7 +49,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...judging import Judge, ParseFailure
+from ...judges import Judge, ParseFailure
+from ...judges.shop.judge import RUBRICS, JudgeError, ask, default_judge, failure_reason
 from ..replay import cart_before
 from ..types import ShopProduct, ToolEvent, TrialRecord
 from .claims import (
@@ -60,7 +61,6 @@ from .claims import (
     still_needed,
     verify_claims,
 )
-from .judge import RUBRICS, JudgeError, ask, default_judge, failure_reason
 
 HALLUCINATION_KEYS = ("hallucination", "phantom_action_rate", "numeric_hallucination_rate",
                       "attribute_hallucination_rate")  # fmt: skip
@@ -366,7 +366,7 @@ def judged_metrics(
     errors: dict[str, str] | None = None,
 ) -> dict[str, float | None]:
     """The 13 judged keys of a general/grocery trial (all None on a refusal probe: the shopping
-    rubrics are skipped there, not zero). A judge's :class:`~shopbench.judging.ParseFailure` makes
+    rubrics are skipped there, not zero). A judge's :class:`~shopbench.judges.ParseFailure` makes
     the affected keys None with ``errors[key]`` holding the reason; without ``errors`` it raises
     :class:`~.judge.JudgeError`."""
     out: dict[str, float | None] = dict.fromkeys(JUDGED_KEYS)

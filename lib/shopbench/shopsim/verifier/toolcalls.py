@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...judging import ParseFailure
+from ...judges import ParseFailure
 from ..registry import PENALTIES, TOOL_SPECS, category_of
 from ..types import ShopProduct, ToolCall, ToolEvent, TrialRecord
 
@@ -201,9 +201,9 @@ def score_records(
         if judge is None:
             raise ValueError(
                 f"trial {traj.trial_id}: {len(questions)} tool-call question(s) need a judge; pass judge="
-                "(e.g. shopbench.shopsim.verifier.judge.default_judge())"
+                "(e.g. shopbench.judges.shop.judge.default_judge())"
             )
-        from .judge import ask, failure_reason
+        from ...judges.shop.judge import ask, failure_reason
 
         asked = ask(judge, "toolcalls", traj, products, questions=questions)
         if isinstance(asked, ParseFailure):  # a malformed answer: the metric is missing, never coerced

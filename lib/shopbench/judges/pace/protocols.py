@@ -63,10 +63,10 @@ from functools import cache
 from statistics import fmean
 from typing import Any
 
-from ..context import Prompt
-from ..core import Record, taxonomy
-from ..judging import Invalid, JudgeSpec, judge
-from ..paceshop.response_xml import to_struct_json
+from ...core import Record, taxonomy
+from ...paceshop.response_xml import to_struct_json
+from ...prompts import Prompt
+from .. import Invalid, JudgeSpec, judge
 
 # ---- closed label sets -------------------------------------------------------------------------
 NONE = "NONE"
@@ -272,7 +272,7 @@ def _etapp_to_contract(p: Mapping[str, Any]) -> dict:
 
 # ---- the protocol registry ---------------------------------------------------------------------
 # the judgment fields of the run table: the common contract with ``overall_bad_probability`` named
-# ``bad_prob`` (shopbench.judges.parse)
+# ``bad_prob`` (shopbench.judges.pace.parse)
 JUDGMENT_FIELDS: tuple[str, ...] = (
     "verdict", "bad_prob", "overall_quality", "persona_alignment", "component_consistency",
     "evidence_grounding", "format_safety", "defect_family", "defect_location", "supporting_evidence_ids",
@@ -291,7 +291,7 @@ def _candidate_ids(record: Record | Iterable[str] | None) -> set[str] | None:
 
 @dataclass(frozen=True, kw_only=True)
 class Protocol(JudgeSpec[Any, dict]):  # items: a Record (parse: its candidate ids or None too)
-    """One judge protocol: a :class:`~shopbench.judging.JudgeSpec` over PACEShop records.
+    """One judge protocol: a :class:`~shopbench.judges.JudgeSpec` over PACEShop records.
 
     ``prompt`` is the file stem in ``prompts/``; ``contract`` the JSON schema the call's output must
     satisfy (native for the single-target baselines); ``targets`` the native PACE targets;
@@ -412,7 +412,7 @@ def get_protocol(protocol: str | Protocol) -> Protocol:
 # ---- templates ---------------------------------------------------------------------------------
 def template(protocol: str | Protocol, ctx=None) -> Prompt:
     """The protocol's prompt (header comments stripped), read by the one prompt loader
-    (:func:`shopbench.judging.load_template`); with a run context its hash goes into the
+    (:func:`shopbench.judges.load_template`); with a run context its hash goes into the
     notebook's provenance."""
     return get_protocol(protocol).template(ctx)
 

@@ -10,10 +10,10 @@ bases, and domain policies), while {response_a} and {response_b} contain the ren
 pair in randomized slot order. Filter judges output a forced choice" (H.4). Judges "remain strictly
 blinded to steering metadata" (App. B).
 
-Every filter judge is a :class:`shopbench.judging.Judge`: ``judge(items)`` for a whole stage at
+Every filter judge is a :class:`shopbench.judges.Judge`: ``judge(items)`` for a whole stage at
 once, ``items`` being ``(pair_id, x_slot1, x_slot2, criterion)`` and the outcome per item a
-:class:`~shopbench.judging.Judgment` whose value is the slot it prefers (1 or 2), or a
-:class:`~shopbench.judging.ParseFailure` with its reason — a parse failure is a veto
+:class:`~shopbench.judges.Judgment` whose value is the slot it prefers (1 or 2), or a
+:class:`~shopbench.judges.ParseFailure` with its reason — a parse failure is a veto
 (:func:`vote_fields` gives the cascade its ``(choice, parse_error, raw)``). Which slot holds x⁺ is
 the cascade's business (``Vote.better_slot``).
 
@@ -27,7 +27,7 @@ the cascade's business (``Vote.better_slot``).
   position bias the Table 9 audit can see); ``noise`` flips the choice with a seeded probability.
 
 The judges see the trajectories only as rendered by :func:`render_trajectory` (the one renderer,
-:func:`shopbench.judging.render`, style ``"pair"``: user, assistant, tool calls and results) and
+:func:`shopbench.judges.render`, style ``"pair"``: user, assistant, tool calls and results) and
 the shared context of :func:`shared_context` (the system prompt with the H.3 ``<behaviour>``
 block removed): never level, steering or reward.
 """
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shopbench.judging import (
+from shopbench.judges import (
     Invalid,
     JudgeSpec,
     Judgment,
@@ -219,7 +219,7 @@ def filter_pairs_anytime(units, criterion_of, gateway, backbone, *, budget_s: fl
                          seed: int | str = 0, run_id: str = "padme-filter-anytime", max_tokens: int = 1024,
                          cap: int | None = None, clock=None):  # fmt: skip
     """An LLM filter judge (H.4) as one more cascade stage over pairs, as an anytime sweep
-    (:mod:`shopbench.llm.anytime`): ``units`` are :class:`shopbench.padme.evaluators.PairUnit` (in a
+    (:mod:`shopbench.llm.anytime`): ``units`` are :class:`shopbench.judges.padme.evaluators.PairUnit` (in a
     seeded order stratified by their ``stratum``, capped at ``cap``), each shown to the judge once in a
     slot order drawn from ``(seed, pair_id)`` (App. C.2: randomized order), until ``budget_s`` seconds
     of model time are spent. Returns ``(frame, result)``: one row per pair judged
@@ -229,7 +229,7 @@ def filter_pairs_anytime(units, criterion_of, gateway, backbone, *, budget_s: fl
     cached, so a rerun asks again)."""
     import pandas as pd
 
-    from ..llm.anytime import run_anytime, stratified_order
+    from ...llm.anytime import run_anytime, stratified_order
 
     order = stratified_order(list(units), lambda u: u.stratum, seed, key=lambda u: u.pair_id)
     order = order[:cap] if cap is not None else order

@@ -1,4 +1,4 @@
-"""The judge registry: every :class:`~shopbench.judging.JudgeSpec` by name.
+"""The judge registry: every :class:`~shopbench.judges.JudgeSpec` by name.
 
 Judge definitions register themselves where they are defined, with the :func:`judge` decorator on
 a factory that returns one spec or several (the PACE protocols, the six shop rubrics)::
@@ -24,8 +24,8 @@ __all__ = ["get_judge", "judge", "judge_names"]
 
 _REGISTRY: dict[str, JudgeSpec] = {}
 # the modules that define the project's judges (imported on the first lookup)
-_DEFINED_IN = ("shopbench.judges.protocols", "shopbench.padme.filters", "shopbench.padme.evaluators",
-               "shopbench.shopsim.verifier.judge", "shopbench.domains.tau2_retail.nl_assertions")  # fmt: skip
+_DEFINED_IN = ("shopbench.judges.pace.protocols", "shopbench.judges.padme.filters", "shopbench.judges.padme.evaluators",
+               "shopbench.judges.shop.judge", "shopbench.judges.tau2.nl_assertions")  # fmt: skip
 F = TypeVar("F", bound=Callable[[], "JudgeSpec | Iterable[JudgeSpec]"])
 
 

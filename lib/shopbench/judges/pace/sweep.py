@@ -9,7 +9,7 @@ required field, the corresponding metric is marked unsupported rather than imput
 item id ``"{protocol}|{backbone}|{record_id}|{repeat}"``, temperature 0 and the protocol's
 ``max_tokens``, runs them all in one ``gateway.run`` (resumable: a rerun with the same ``run_id``
 skips logged rows; cached: a new run id gets every finished call from the cache), parses every row
-(:func:`shopbench.judges.parse.parse_judgment`) and joins the gold fields of the record. Scoring
+(:func:`shopbench.judges.pace.parse.parse_judgment`) and joins the gold fields of the record. Scoring
 is separate from generation: :func:`run_table` rebuilds the table from gateway rows or from the
 call log (``gateway.log(run_id)``) without calling anything.
 
@@ -17,7 +17,7 @@ The RUN TABLE (:data:`RUN_COLUMNS`), one row per (protocol, backbone, record_id,
 
 - call: ``protocol, backbone, record_id, repeat, item_id, model, status, error, cost_usd,
   cache_hit, latency_s, finish_reason, raw_output``
-- judgment (:data:`~shopbench.judges.parse.JUDGMENT_FIELDS`): ``verdict, bad_prob,
+- judgment (:data:`~shopbench.judges.pace.parse.JUDGMENT_FIELDS`): ``verdict, bad_prob,
   overall_quality, persona_alignment, component_consistency, evidence_grounding, format_safety,
   defect_family, defect_location, supporting_evidence_ids, confidence, rationale`` (off-target
   cells ``None``) and ``parse_ok, parse_error, parse_error_kind``
@@ -35,9 +35,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..core import Record
-from ..judging import resolve_backbone
-from ..llm import Call, CallResult
+from ...core import Record
+from ...llm import Call, CallResult
+from .. import resolve_backbone
 from . import deterministic as _deterministic  # noqa: F401 - registers the local/… judges
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, STATUS_FIELDS, parse_judgment
 from .protocols import AXES, FAMILIES, LOCATIONS, NONE, get_protocol, gold_location_labels, messages, template
@@ -262,7 +262,7 @@ def stability(run_table: pd.DataFrame, by: Sequence[str] = ("protocol", "backbon
 
 def parse_failures(run_table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol × backbone: rows, call errors, parse failures (of the rows that returned
-    output), their rate, and a count per failure kind (:data:`~shopbench.judges.parse.ERROR_KINDS`)."""
+    output), their rate, and a count per failure kind (:data:`~shopbench.judges.pace.parse.ERROR_KINDS`)."""
     kinds = [k for k in ERROR_KINDS if k != "call_error"]
     out = []
     for (p, b), g in run_table.groupby(["protocol", "backbone"], sort=False):
@@ -350,7 +350,7 @@ def judge_units(records: Sequence[Record], plan: Sequence[str] = ("split",), *, 
     holds about as many units of each part: with ``[s0, swaps, bad]``, 300 units are the whole S0 50+50
     subset, 100 swap pairs and 100 BAD records spread over tiers and families. ``cap`` keeps the first
     ``cap`` units (a prefix: still stratified)."""
-    from ..llm.anytime import stratified_order
+    from ...llm.anytime import stratified_order
 
     bad = [p for p in plan if p not in PLAN_PARTS]
     if bad or not plan:
@@ -408,7 +408,7 @@ def anytime_sweep(
     cache; a larger budget extends the same sample). Returns ``(run_table, result)``: the RUN TABLE of
     the units done (each record once) and the :class:`~shopbench.llm.anytime.AnytimeResult` (``n`` of
     ``N`` planned, time spent, why it stopped)."""
-    from ..llm.anytime import run_anytime
+    from ...llm.anytime import run_anytime
 
     by_id = {r.record_id: r for r in records}
     units = judge_units(records, plan, s0_ids=s0_ids, seed=seed, cap=cap)

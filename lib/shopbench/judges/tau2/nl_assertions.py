@@ -8,10 +8,10 @@ answering ``{"results": [{"expectedOutcome", "reasoning", "metExpectation"}]}``;
 1.0 iff every returned result is met. 40 of the 114 published retail tasks have assertions (task 2:
 "Agent should tell the user that there are 10 t-shirt options available.").
 
-Two judges, one outcome type (:class:`~shopbench.judging.Judgment` of a list of checks
-``{"nl_assertion", "met", "justification"}``, or a :class:`~shopbench.judging.ParseFailure`):
+Two judges, one outcome type (:class:`~shopbench.judges.Judgment` of a list of checks
+``{"nl_assertion", "met", "justification"}``, or a :class:`~shopbench.judges.ParseFailure`):
 
-- :class:`NLAssertionSpec` (through :class:`~shopbench.judging.ModelJudge`, i.e. the gateway): the
+- :class:`NLAssertionSpec` (through :class:`~shopbench.judges.ModelJudge`, i.e. the gateway): the
   prompt ``prompts/tau2_nl_assertions.txt`` (τ²-bench's system and user texts) under
   :data:`NL_CONTRACT`. Where it differs: τ²-bench takes ``all(met)`` over whatever results come
   back (an empty list counts as met); here the contract wants one result per assertion, in order,
@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...judging import Invalid, JudgeSpec, Judgment, judge
-from ...judging.spec import Outcome
+from .. import Invalid, JudgeSpec, Judgment, judge
+from ..spec import Outcome
 
 __all__ = [
     "KNOWN_ANSWER",
@@ -80,7 +80,7 @@ def render_conversation(messages: Sequence[Mapping[str, Any]]) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class NLAssertionSpec(JudgeSpec[NLItem, list]):
-    """τ²-bench's NL-assertion judge as a :class:`~shopbench.judging.JudgeSpec` (module docstring)."""
+    """τ²-bench's NL-assertion judge as a :class:`~shopbench.judges.JudgeSpec` (module docstring)."""
 
     name: str = "tau2_nl_assertions"
     prompt: str = "tau2_nl_assertions"

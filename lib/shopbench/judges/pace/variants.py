@@ -25,7 +25,9 @@ def _paired(run_table: pd.DataFrame, base: str, variant: str) -> pd.DataFrame:
         run_table.columns
     )
     if missing:
-        raise ValueError(f"the run table lacks column(s) {sorted(missing)}; pass a judges.sweep run table")
+        raise ValueError(
+            f"the run table lacks column(s) {sorted(missing)}; pass a judges.pace.sweep run table"
+        )
     ok = run_table[run_table["parse_ok"] == True]  # noqa: E712 - pandas boolean column
     cols = [*KEYS, "verdict", "defect_family", "defect_location", "label"]
     a = ok.loc[ok["protocol"] == base, cols]

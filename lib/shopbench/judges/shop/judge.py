@@ -2,8 +2,8 @@
 
 "A judge is used only for customer-facing meaning or quality that the record cannot settle" (§4).
 The verifier asks five kinds of question, each as one call per trial, of one judge role: a
-:class:`shopbench.judging.Judge` over :class:`ShopItem` (``judge(items)`` → one
-:class:`~shopbench.judging.Judgment` or :class:`~shopbench.judging.ParseFailure` per item), the
+:class:`shopbench.judges.Judge` over :class:`ShopItem` (``judge(items)`` → one
+:class:`~shopbench.judges.Judgment` or :class:`~shopbench.judges.ParseFailure` per item), the
 same role the PACE judges and PADMÉ's filter judges and evaluators play. Each question is a
 registered :class:`ShopSpec` (:data:`SPECS`, key ``ShopItem.question``):
 
@@ -21,7 +21,7 @@ registered :class:`ShopSpec` (:data:`SPECS`, key ``ShopItem.question``):
 Two judges answer them. :class:`DeterministicJudge` is the offline reference judge: documented
 rules over the record (and the scripted agents' prose conventions), in plain Python.
 :class:`LLMJudge` asks a backbone each question's spec through a
-:class:`~shopbench.judging.ModelJudge` at temperature 0: prompt
+:class:`~shopbench.judges.ModelJudge` at temperature 0: prompt
 ``prompts/shopsim_judge_<question>.txt``, its JSON-schema contract, the transcript rendered by the
 one renderer in style ``"turns"``, and the validation rules the schema cannot state (complete ids,
 null scores of inapplicable rubrics, turns with a message). Every output is validated, never
@@ -39,13 +39,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...judging import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFailure, judge
-from ...judging.render import clip_value, render
-from ...judging.spec import Judge, Outcome
-from ..registry import category_of
-from ..replay import cart_after_turn, cart_before
-from ..types import ShopProduct, TrialRecord
-from .claims import (
+from ...shopsim.registry import category_of
+from ...shopsim.replay import cart_after_turn, cart_before
+from ...shopsim.types import ShopProduct, TrialRecord
+from ...shopsim.verifier.claims import (
     ACTIONS,
     ATTRIBUTE_LABELS,
     NUMERIC_KINDS,
@@ -57,6 +54,9 @@ from .claims import (
     search_hits,
     still_needed,
 )
+from .. import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFailure, judge
+from ..render import clip_value, render
+from ..spec import Judge, Outcome
 
 RUBRICS = (
     "response_helpful",
@@ -171,9 +171,9 @@ def deterministic_tool_call_decision(
 
 class DeterministicJudge:
     """The offline reference judge: documented rules over the record answering the same registered
-    questions (:data:`SPECS`) as :class:`LLMJudge`, as a :class:`shopbench.judging.Judge` over
+    questions (:data:`SPECS`) as :class:`LLMJudge`, as a :class:`shopbench.judges.Judge` over
     :class:`ShopItem` (``local/checks`` is PACE's). Same inputs, same answers; a rule never fails to
-    answer, so every outcome is a :class:`~shopbench.judging.Judgment`. Known-answer where the
+    answer, so every outcome is a :class:`~shopbench.judges.Judgment`. Known-answer where the
     scripted agents' prose conventions are read (module docstrings of :mod:`.claims`,
     :mod:`.rubrics`, :mod:`.refusal`)."""
 
@@ -197,11 +197,11 @@ class DeterministicJudge:
         if q == "claims":
             return extract_claims_from_prose(traj, products)
         if q == "refusal":
-            from .refusal import deterministic_refusal
+            from ...shopsim.verifier.refusal import deterministic_refusal
 
             full = deterministic_refusal(traj, products)
             return {k: full[k] for k in REFUSAL_JUDGED}
-        from .rubrics import deterministic_rubric
+        from ...shopsim.verifier.rubrics import deterministic_rubric
 
         return deterministic_rubric(q, traj, products)
 
@@ -215,7 +215,7 @@ def default_judge() -> DeterministicJudge:
 
 
 def render_transcript(traj: TrialRecord, tools: bool = True, max_result_chars: int = 400) -> str:
-    """The finished conversation as the judge reads it (:func:`shopbench.judging.render`, style
+    """The finished conversation as the judge reads it (:func:`shopbench.judges.render`, style
     ``"turns"``): customer messages, tool calls with their (clipped) results, the assistant's
     replies, labelled by turn."""
     return render(traj, "turns", tools=tools, max_chars=max_result_chars)
@@ -521,11 +521,11 @@ SPECS: dict[str, ShopSpec] = {s.question: s for s in shop_judges()}
 
 class LLMJudge:
     """The verifier's judge panel answered by a model through the project gateway, as a
-    :class:`shopbench.judging.Judge` over :class:`ShopItem`: each item is asked as its registered
-    :class:`ShopSpec` through a :class:`~shopbench.judging.ModelJudge` (temperature 0, the
+    :class:`shopbench.judges.Judge` over :class:`ShopItem`: each item is asked as its registered
+    :class:`ShopSpec` through a :class:`~shopbench.judges.ModelJudge` (temperature 0, the
     question's contract, ``max_tokens`` per call, all calls logged under ``run_id``; the items of
     one question go into one ``gateway.run``). A malformed answer or a failed call is a
-    :class:`~shopbench.judging.ParseFailure` with its reason, never an exception."""
+    :class:`~shopbench.judges.ParseFailure` with its reason, never an exception."""
 
     def __init__(self, gateway, backbone: str, run_id: str = "shopsim-judge", max_tokens: int = 800):
         self.gateway = gateway
@@ -535,7 +535,7 @@ class LLMJudge:
         self.name = f"llm:{backbone}"
 
     def model(self, question: str) -> ModelJudge[ShopItem]:
-        """The :class:`~shopbench.judging.ModelJudge` of one registered question."""
+        """The :class:`~shopbench.judges.ModelJudge` of one registered question."""
         spec = SPECS[question]
         return ModelJudge(spec, self.gateway, self.backbone, self.run_id, name=self.name,
                           params=spec.params(self.max_tokens))  # fmt: skip
@@ -602,7 +602,7 @@ def answer(
     judge: Judge[ShopItem], question: str, traj: TrialRecord | None, products: Mapping[str, ShopProduct],
     *, questions: Sequence[dict] = (), claims: Sequence[Claim] = (),
 ) -> Any:  # fmt: skip
-    """The value of :func:`ask`; a :class:`~shopbench.judging.ParseFailure` raises :class:`JudgeError`
+    """The value of :func:`ask`; a :class:`~shopbench.judges.ParseFailure` raises :class:`JudgeError`
     with :func:`failure_reason` (for callers that record it: the verifier's ``errors`` dicts)."""
     out = ask(judge, question, traj, products, questions=questions, claims=claims)
     if isinstance(out, ParseFailure):

@@ -27,10 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from ..context import Prompt
 from ..llm import Backbone, Call, CallResult
 from ..llm.contract import parse_output
-from .prompts import load_template
+from ..prompts import Prompt, load_template
 
 I = TypeVar("I")  # noqa: E741 - the item type
 V = TypeVar("V")

@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..core import Response, taxonomy
-from ..llm.local import register_local
-from ..paceshop.checks import EVIDENCE_ID, content_tokens
-from ..paceshop.swaps import (
+from ...core import Response, taxonomy
+from ...llm.local import register_local
+from ...paceshop.checks import EVIDENCE_ID, content_tokens
+from ...paceshop.swaps import (
     ATTRIBUTE_CUES,
     HONOUR_CUES,
     OPPOSITE_ATTRIBUTE,

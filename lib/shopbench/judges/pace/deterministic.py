@@ -5,7 +5,7 @@ what ``local/checks`` sees: the D.4 bundle gives every judge ``used_evidence_ids
 GOOD response was grounded on), so its ``evidence_exact_match`` check flags an EVIDENCE_MISMATCH edit
 from the prompt alone, exactly as the paper's L1 baseline does; an LLM judge is shown the same anchor.
 
-Registered with :func:`shopbench.llm.register_local` when ``shopbench.judges`` is imported, so a
+Registered with :func:`shopbench.llm.register_local` when ``shopbench.judges.pace`` is imported, so a
 sweep calls them exactly like an LLM backbone (same messages, same cache, same call log, same
 contract parsing):
 
@@ -31,7 +31,7 @@ contract parsing):
     scores, and up to three candidate ids. Same record → same answer, across repeats and protocols.
 
 **How they receive the bundle.** They read the same messages an LLM judge reads:
-:func:`shopbench.judges.protocols.extract_bundle` matches the user message against every
+:func:`shopbench.judges.pace.protocols.extract_bundle` matches the user message against every
 ``prompts/judge_*.txt`` template and returns the protocol and its slot values. A slot the protocol
 does not show (used ids and checks for ARES-/PersonaLens-style, the persona for persona-blind) is
 unknown to the judge too; the checks are then recomputed from what is shown (checks that need a
@@ -52,9 +52,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Response, taxonomy
-from ..llm.local import register_local
-from ..paceshop.checks import (
+from ...core import Response, taxonomy
+from ...llm.local import register_local
+from ...paceshop.checks import (
     EVIDENCE_ID,
     banned_strings,
     bold_category_match,

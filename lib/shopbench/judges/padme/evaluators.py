@@ -73,7 +73,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..judging import (
+from ...padme.choices import NOISY_EVALUATOR_SD
+from ...padme.types import Criterion, Rollout
+from .. import (
     Invalid,
     Judge,
     JudgeSpec,
@@ -86,8 +88,6 @@ from ..judging import (
     steps,
     text_of,
 )
-from .choices import NOISY_EVALUATOR_SD
-from .types import Criterion, Rollout
 
 PROMPT_NAME = "padme_evaluator"
 SCORE_SCHEMA: dict = {
@@ -362,7 +362,7 @@ _BEHAVIOUR = re.compile(r"<behaviour>.*?</behaviour>", re.S)
 
 def render_trajectory(rollout: Rollout, max_result_chars: int = 600, max_args_chars: int = 300) -> str:
     """The conversation as numbered turns for the H.5 ``{response}`` slot (the one renderer,
-    :func:`shopbench.judging.render`, style ``"numbered"``).
+    :func:`shopbench.judges.render`, style ``"numbered"``).
 
     Each customer and agent message is a numbered turn; an agent's tool calls follow as
     ``Agent calls name(k=v, ...)`` and each tool message as ``Tool result -> ...`` (whitespace
@@ -517,7 +517,7 @@ def heuristic_scores(
 
 
 class HeuristicEvaluator:
-    """A reference evaluator (not a model) as a plain-Python :class:`shopbench.judging.Judge`: the
+    """A reference evaluator (not a model) as a plain-Python :class:`shopbench.judges.Judge`: the
     heuristic score of each ``(rollout, criterion, run)`` through :func:`heuristic_scores`; no call,
     zero tokens and cost."""
 
@@ -527,7 +527,7 @@ class HeuristicEvaluator:
         self.name, self.seed = variant, int(seed)
 
     def judge(self, items: Sequence[EvalItem]) -> list[Outcome]:
-        from .heuristics import criterion_score
+        from ...padme.heuristics import criterion_score
 
         base: dict[tuple[str, str], float] = {}
         by_run: dict[int, list[int]] = {}
@@ -666,7 +666,7 @@ def order_pair_units(
 ) -> list[PairUnit]:
     """The fixed order in which :func:`score_pairs_anytime` scores pairs: seeded and stratified by
     ``PairUnit.stratum`` (every prefix a stratified sample), the first ``cap`` kept."""
-    from ..llm.anytime import stratified_order
+    from ...llm.anytime import stratified_order
 
     order = stratified_order(list(units), lambda u: u.stratum, seed, key=lambda u: u.pair_id)
     return order[:cap] if cap is not None else order
@@ -693,7 +693,7 @@ def score_pairs_anytime(
     from the cache; a larger budget extends the same sample). A trajectory in several pairs is scored
     once. Returns ``(scores, result)``: the :data:`SCORE_COLUMNS` rows of the pairs done and the
     :class:`~shopbench.llm.anytime.AnytimeResult` (``result.done`` are the pairs scored, ``n`` of ``N``)."""
-    from ..llm.anytime import run_anytime
+    from ...llm.anytime import run_anytime
 
     if not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
