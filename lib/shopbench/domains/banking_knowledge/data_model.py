@@ -96,18 +96,19 @@ def _check_tables(obj: Any, path: Path, where: str, fld: str) -> None:
     if not isinstance(obj, Mapping):
         raise BankingDataError("is not an object of tables", file=path, where=where, field=fld)
     for name, tab in obj.items():
+        pre = f"{fld}." if fld else ""
         if name not in TABLES:
             raise BankingDataError(f"names table {name!r}, which the banking database does not have (tables: "
-                                   f"{', '.join(TABLES)})", file=path, where=where, field=f"{fld}.{name}")  # fmt: skip
+                                   f"{', '.join(TABLES)})", file=path, where=where, field=f"{pre}{name}")  # fmt: skip
         if not isinstance(tab, Mapping) or not isinstance(tab.get("data", {}), Mapping):
             raise BankingDataError("is not a table {data: {id: record}, notes}", file=path, where=where,
-                                   field=f"{fld}.{name}")  # fmt: skip
+                                   field=f"{pre}{name}")  # fmt: skip
         for rid, rec in (tab.get("data") or {}).items():
             if not isinstance(rec, Mapping):
                 raise BankingDataError("is not a record (an object)", file=path, where=where,
-                                       field=f"{fld}.{name}.data.{rid}")  # fmt: skip
+                                       field=f"{pre}{name}.data.{rid}")  # fmt: skip
         if not isinstance(tab.get("notes", ""), str):
-            raise BankingDataError("is not text", file=path, where=where, field=f"{fld}.{name}.notes")
+            raise BankingDataError("is not text", file=path, where=where, field=f"{pre}{name}.notes")
 
 
 def _load_documents(folder: Path) -> dict[str, Document]:
