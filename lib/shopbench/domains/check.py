@@ -27,6 +27,18 @@ and ``table16``):
 - ``table16``: ``policy_words`` (whitespace-separated words of ``policy.md``), ``agent_tools``,
   ``user_tools``, ``paper`` (the same three in seed 003's Table 16), and for ``airline``
   ``tool_name_jaccard_with_retail`` (paper: 0.03 to 0.11 across domain pairs).
+
+``banking_knowledge`` (:mod:`.banking_knowledge.fidelity`) gives ``domain``, ``data``, ``gold_paths``
+(``tasks``, ``reward_1``, ``failures``, ``reward_basis``, ``expected_actions`` and
+``expected_actions_by_requestor``, ``expected_action_errors`` (expected actions whose output is an
+error, by task), ``nl_assertion_unjudged``), ``initial_state_ignored_keys`` (keys of a task's
+``initialization_data`` that τ²-bench ignores), ``retrieval`` (BM25 on the 698 documents: a
+document's own title as the query, hit@1 and hit@10; the share of each task's
+``required_documents`` in the top 10 for its user instructions) and ``table16``:
+``policy_words`` (of the default variant ``bm25_grep``'s policy, components substituted),
+``policy_words_by_variant``, ``agent_tools`` (the 14 base tools and KB_search and grep),
+``agent_tools_base``, ``agent_discoverable_tools``, ``user_tools`` (the user's own tools),
+``user_discoverable_tools``, ``tool_name_jaccard_with_airline`` and ``_with_retail``, ``paper``.
 """
 
 from __future__ import annotations
@@ -36,12 +48,21 @@ from typing import Any
 
 __all__ = ["DOMAINS", "PAPER_TABLE16", "check_domain"]
 
-DOMAINS = ("airline", "retail")
+DOMAINS = ("airline", "retail", "banking_knowledge")
 PAPER_TABLE16 = {  # seed 003, Table 16 (and §4): policy words, agent tools, user tools
     "airline": {"policy_words": 1313, "agent_tools": 14, "user_tools": 0},
     "retail": {"policy_words": 1158, "agent_tools": 16, "user_tools": 0},
+    "banking_knowledge": {
+        "policy_words": 926,
+        "agent_tools": 16,
+        "user_tools": None,
+    },  # user tools: not given
 }
-DEFAULT_DATA = {"airline": "../shared/data/tau2_airline", "retail": "../shared/data/tau2_retail"}
+DEFAULT_DATA = {
+    "airline": "../shared/data/tau2_airline",
+    "retail": "../shared/data/tau2_retail",
+    "banking_knowledge": "../shared/data/tau2_banking_knowledge",
+}
 
 
 def _words(text: str) -> int:
@@ -117,6 +138,41 @@ def _retail(data_dir: Path) -> dict[str, Any]:
                         "paper": PAPER_TABLE16["retail"]}}  # fmt: skip
 
 
+def _banking(data_dir: Path) -> dict[str, Any]:
+    from .airline import TAU2_TOOL_NAMES as AIRLINE_TOOLS
+    from .banking_knowledge import (
+        AGENT_TOOL_NAMES,
+        DEFAULT_VARIANT,
+        USER_TOOL_NAMES,
+        VARIANTS,
+        build_policy,
+        gold_paths,
+        ignored_initial_keys,
+        load_banking,
+        retrieval_sanity,
+    )  # fmt: skip
+    from .banking_knowledge.environment import agent_tool_specs
+    from .banking_knowledge.tools import KnowledgeTools, KnowledgeUserTools
+    from .tau2_retail.tools import TOOL_NAMES as RETAIL_TOOLS
+
+    data = load_banking(data_dir)  # all input read and checked before any work
+    agent = [s["function"]["name"] for s in agent_tool_specs(DEFAULT_VARIANT)]
+    words = {v: _words(build_policy(data, v)) for v in VARIANTS if v != "minilm_grep"}
+    words["minilm_grep"] = _words(build_policy(data, "minilm_grep"))
+    return {"domain": "banking_knowledge", "data": str(data_dir), "trajectories": None,
+            "gold_paths": gold_paths(data), "initial_state_ignored_keys": ignored_initial_keys(data.tasks),
+            "retrieval": retrieval_sanity(data),
+            "table16": {"policy_words": words[DEFAULT_VARIANT], "policy_words_by_variant": words,
+                        "retrieval_variant": DEFAULT_VARIANT, "agent_tools": len(agent),
+                        "agent_tools_base": len(AGENT_TOOL_NAMES),
+                        "agent_discoverable_tools": len(KnowledgeTools.discoverable_names()),
+                        "user_tools": len(USER_TOOL_NAMES),
+                        "user_discoverable_tools": len(KnowledgeUserTools.discoverable_names()),
+                        "tool_name_jaccard_with_airline": _jaccard(set(agent), set(AIRLINE_TOOLS)),
+                        "tool_name_jaccard_with_retail": _jaccard(set(agent), set(RETAIL_TOOLS)),
+                        "paper": PAPER_TABLE16["banking_knowledge"]}}  # fmt: skip
+
+
 def check_domain(name: str, data_dir: str | Path | None = None, trajectories: str | Path | None = None,
                  details: bool = False) -> dict[str, Any]:  # fmt: skip
     """The summary of ``shopbench domains check NAME`` (keys: module docstring). Bad input (a
@@ -127,6 +183,11 @@ def check_domain(name: str, data_dir: str | Path | None = None, trajectories: st
     if name not in DOMAINS:
         raise ParamError(f"unknown domain {name!r}", fix=f"use one of {list(DOMAINS)}")
     path = Path(data_dir if data_dir is not None else DEFAULT_DATA[name])
+    if name == "banking_knowledge":
+        if trajectories is not None:
+            raise ParamError("--trajectories is for the airline domain (tau-bench's recorded conversations)",
+                             fix="leave it out for banking_knowledge")  # fmt: skip
+        return _banking(path)
     if name == "retail":
         if trajectories is not None:
             raise ParamError("--trajectories is for the airline domain (tau-bench's recorded conversations)",
