@@ -19,7 +19,9 @@ from .._lazy import lazy_exports
 _EXPORTS = {
     ".types": ["CONTRACT_VERSION", "TERMINATION_REASONS", "AgentStep", "GoalItem", "Scenario", "ShopProduct",
                "ToolCall", "ToolEvent", "TrialRecord", "Turn", "Variant"],
-    ".catalog": ["catalog_table", "control_catalog", "load_products", "save_products"],
+    ".catalog.generate": ["control_catalog"],
+    ".catalog.files": ["load_products", "save_products"],
+    ".catalog.table": ["catalog_table"],
     ".scenario": ["ScenarioFactory", "make_scenario", "sweep_plan"],
     ".registry": ["TOOL_NAMES", "TOOL_SPECS"],
     ".store": ["Store"],
