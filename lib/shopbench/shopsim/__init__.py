@@ -28,7 +28,7 @@ _EXPORTS = {
     ".agents": ["SCRIPTED_AGENTS", "LLMAgent", "ScriptedAgent", "default_system_prompt", "make_agent"],
     ".user": ["LLMUser", "ScriptedUser"],
     ".trial": ["run_trial"],
-    ".sweep": ["TrajectoryStore", "load_all", "run_budgeted", "run_sweep"],
+    ".sweep": ["TrajectoryStore", "run_budgeted", "run_sweep"],
     ".experiment": ["agent_plans", "build_environment", "llm_agent_factory", "make_judge", "make_user",
                     "plan_scenarios", "run_plan",
                     "stratified_order", "usage_table"],
