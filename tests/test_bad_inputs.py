@@ -93,7 +93,7 @@ def test_valid_inputs_still_load(fixtures, tmp_path):
     from shopbench.catalog.importers import load_esci
     from shopbench.paceshop.build import load_records
     from shopbench.paceshop.personas import load_personas
-    from shopbench.shopsim.catalog import load_products
+    from shopbench.shopsim.catalog.files import load_products
     from shopbench.stats.study import prepare
 
     shop = tmp_path / "catalog.jsonl"

@@ -178,7 +178,7 @@ def test_record_view_and_export(sweep_run, tmp_path):
 @pytest.fixture(scope="module")
 def trials():
     from shopbench.shopsim.agents import make_agent
-    from shopbench.shopsim.catalog import control_catalog
+    from shopbench.shopsim.catalog.generate import control_catalog
     from shopbench.shopsim.scenario import ScenarioFactory
     from shopbench.shopsim.store import Store
     from shopbench.shopsim.trial import run_trial

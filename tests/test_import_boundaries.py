@@ -66,14 +66,6 @@ ALLOWED = {
 }
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(PKG_DIR.parent).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def _is_module(name: str) -> bool:
     base = PKG_DIR.parent.joinpath(*name.split("."))
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()

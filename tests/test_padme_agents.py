@@ -243,7 +243,7 @@ def test_llm_agents_per_cell_through_the_rehearsal_server(monkeypatch, tmp_path)
     ``fireworks_ai/`` code path against the local provider server (no key, no network); every agent
     call in the gateway's call log was made by the model the cell was dealt."""
     from shopbench.llm import Gateway, parse_backbones
-    from shopbench.padme.sources.base import make_source
+    from shopbench.padme.sources.factory import make_source
     from shopbench.paths import ROOT
     from shopbench.rehearsal import provider_env
     from shopbench.rehearsal.server import ProviderServer

@@ -19,9 +19,9 @@ from shopbench.padme.sources.base import (
     RepeatGateway,
     TrajectorySource,
     make_rollout_id,
-    make_source,
     wrap_steering,
 )
+from shopbench.padme.sources.factory import make_source
 from shopbench.padme.types import Context, Criterion, Rollout
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

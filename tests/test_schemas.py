@@ -196,7 +196,7 @@ def _pairs(tmp_path, source):
 @pytest.mark.parametrize("kind", ["shop", "tau2"])
 def test_pairs_and_trajectories_of_real_rollouts_validate_and_read_back(kind, tmp_path):
     from shopbench.padme.dataset import read_pairs_dataset
-    from shopbench.padme.sources.base import make_source
+    from shopbench.padme.sources.factory import make_source
 
     if kind == "tau2" and not (DATA / "tau2_retail").exists():
         pytest.skip(f"{DATA / 'tau2_retail'} absent (external data beside the project)")
@@ -253,7 +253,7 @@ def _one_line_message(e: InputError, path: Path, line: int, field: str) -> None:
 ])  # fmt: skip
 def test_a_bad_pair_line_is_one_message_naming_file_line_field_and_fix(tmp_path, mutate, field):
     from shopbench.padme.dataset import DatasetError, read_pairs_dataset
-    from shopbench.padme.sources.base import make_source
+    from shopbench.padme.sources.factory import make_source
 
     f = _pairs(tmp_path, make_source({"kind": "shop", "n_products": 800}, ROOT))
     objs = lines(f)
@@ -312,7 +312,7 @@ def _cli(args, outputs, timeout=300):
 
 
 def test_eval_on_a_bad_pairs_file_exits_2_with_one_message_and_writes_nothing(tmp_path):
-    from shopbench.padme.sources.base import make_source
+    from shopbench.padme.sources.factory import make_source
 
     f = _pairs(tmp_path / "pairs", make_source({"kind": "shop", "n_products": 800}, ROOT))
     objs = lines(f)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shopbench.shopsim import catalog, choices, registry, scenario
+from shopbench.shopsim import choices, registry, scenario
+from shopbench.shopsim.catalog import generate
 from shopbench.shopsim.verifier import toolcalls
 
 
@@ -13,7 +14,7 @@ def test_the_code_reads_the_values_from_the_one_module():
     assert scenario.W_TIER is choices.W_TIER and scenario.BREADTH is choices.BREADTH
     assert scenario.PERSONA_DIMENSIONS is choices.PERSONA_DIMENSIONS
     assert scenario.STYLE_WEIGHTS is choices.STYLE_WEIGHTS
-    assert catalog.CATEGORY_SHARES is choices.CATEGORY_SHARES
+    assert generate.CATEGORY_SHARES is choices.CATEGORY_SHARES
     assert registry.PENALTIES is choices.PENALTIES and toolcalls.PENALTIES is choices.PENALTIES
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shopbench.shopsim.agents import SCRIPTED_AGENTS, make_agent
-from shopbench.shopsim.catalog import control_catalog
+from shopbench.shopsim.catalog.generate import control_catalog
 from shopbench.shopsim.scenario import ScenarioFactory, sweep_plan
 from shopbench.shopsim.store import Store
 from shopbench.shopsim.trial import run_trial

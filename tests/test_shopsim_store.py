@@ -15,21 +15,14 @@ import numpy as np
 import pytest
 
 from shopbench.catalog.retrieval import MiniLMUnavailable
-from shopbench.shopsim import catalog as C
-from shopbench.shopsim.catalog import (
-    CATEGORY_CODES,
-    CATEGORY_SHARES,
-    GROCERY_CATEGORIES,
-    CatalogFileError,
-    catalog_table,
-    category_counts,
-    control_catalog,
-    describe,
-    load_products,
-    product_types,
-    save_products,
-    title_case,
-)
+from shopbench.shopsim.catalog import generate as C
+from shopbench.shopsim.catalog.categories import CATEGORY_CODES, GROCERY_CATEGORIES
+from shopbench.shopsim.catalog.files import CatalogFileError, load_products, save_products
+from shopbench.shopsim.catalog.generate import category_counts, control_catalog
+from shopbench.shopsim.catalog.specs import product_types
+from shopbench.shopsim.catalog.table import catalog_table
+from shopbench.shopsim.catalog.words import describe, title_case
+from shopbench.shopsim.choices import CATEGORY_SHARES
 from shopbench.shopsim.registry import TOOL_NAMES
 from shopbench.shopsim.store import Store
 from shopbench.shopsim.types import ShopProduct, ToolCall, Variant

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from shopbench.shopsim.agents import make_agent
-from shopbench.shopsim.catalog import control_catalog
+from shopbench.shopsim.catalog.generate import control_catalog
 from shopbench.shopsim.scenario import ScenarioFactory
 from shopbench.shopsim.store import Store
 from shopbench.shopsim.sweep import TrajectoryStore, run_sweep

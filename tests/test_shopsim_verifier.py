@@ -605,7 +605,7 @@ def _step(calls, text):
 def test_replay_agrees_with_the_controller_on_simulated_trials():
     for mod in ("catalog", "store", "scenario", "user", "trial"):
         pytest.importorskip(f"shopbench.shopsim.{mod}")
-    from shopbench.shopsim.catalog import control_catalog
+    from shopbench.shopsim.catalog.generate import control_catalog
     from shopbench.shopsim.scenario import ScenarioFactory
     from shopbench.shopsim.store import Store
     from shopbench.shopsim.trial import run_trial

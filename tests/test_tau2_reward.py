@@ -22,7 +22,7 @@ from shopbench.domains.tau2_retail import (
     render_conversation,
     task_reward,
 )
-from shopbench.padme.sources.base import make_source
+from shopbench.padme.sources.factory import make_source
 from shopbench.padme.types import Context, Criterion
 
 ROOT = Path(__file__).resolve().parents[1]

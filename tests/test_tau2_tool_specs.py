@@ -18,14 +18,14 @@ from types import SimpleNamespace
 import pytest
 
 from shopbench.domains.tau2_retail.agent import LLMRetailAgent
-from shopbench.domains.tau2_retail.tools import (
+from shopbench.domains.tau2_retail.specs import (
     SHORT_TOOL_SPECS,
     TAU2_TOOL_SPECS,
     TOOL_NAMES,
     TOOL_SPECS,
-    make_tools,
     tool_specs,
 )
+from shopbench.domains.tau2_retail.tools import make_tools
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tau2_retail_tool_specs.json"
 TAU2_COMMIT = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"  # the commit of tau2_retail_replay.jsonl

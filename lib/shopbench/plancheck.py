@@ -224,7 +224,7 @@ def dataset_problems(prof, notebooks: Iterable[str]) -> tuple[list[str], list[st
 
 
 def _is_tau2(src) -> bool:
-    from .padme.sources.base import parse_source_spec
+    from .padme.sources.factory import parse_source_spec
 
     return str(parse_source_spec(_plain(src)).get("kind")) in ("tau2", "tau2_retail")
 

@@ -44,13 +44,6 @@ def read_progress(path: Path) -> list[dict]:
     return [s for s in sweeps or [] if isinstance(s, dict)]
 
 
-def current(sweeps: list[dict]) -> dict | None:
-    """The sweep to show: the last open one, else the last one."""
-    open_ = [s for s in sweeps if s.get("open")]
-    pick = open_ or sweeps
-    return pick[-1] if pick else None
-
-
 def _duration(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
     h, rest = divmod(seconds, 3600)

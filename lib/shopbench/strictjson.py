@@ -147,11 +147,6 @@ def storable(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def dumps_line(obj: Any) -> str:
-    """One JSON line that any UTF-8 writer accepts, whatever strings ``obj`` holds."""
-    return storable(json.dumps(obj, ensure_ascii=False))
-
-
 # ---- user files: every failure is an InputError naming file, place and field ---------------------
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')

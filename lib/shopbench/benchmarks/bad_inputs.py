@@ -69,7 +69,7 @@ class Fixtures:
 
     @cached_property
     def shop_records(self) -> list[dict]:
-        from ..shopsim.catalog import control_catalog
+        from ..shopsim.catalog.generate import control_catalog
 
         return [p.to_dict() for p in control_catalog(40, seed=0)[:4]]
 
@@ -191,96 +191,96 @@ def _dup_key(line: str, key: str, raw: str) -> str:
     return line.rstrip()[:-1] + f', "{key}": {raw}}}'
 
 
-# ---- shop catalog (shopsim.catalog.load_products) ------------------------------------------------
+# ---- shop catalog (shopsim.catalog.files.load_products) ------------------------------------------------
 
 
 def _shop(d: Path, fx: Fixtures, lines: list[str] | bytes, name: str = "catalog.jsonl"):
-    from ..shopsim.catalog import load_products
+    from ..shopsim.catalog.files import load_products
 
     data = lines if isinstance(lines, bytes) else "\n".join(lines) + "\n"
     p = _write(d / name, data)
     return (lambda: load_products(p)), p.name
 
 
-@case("shop catalog: missing file", "shopsim.catalog.load_products")
+@case("shop catalog: missing file", "shopsim.catalog.files.load_products")
 def _shop_catalog_missing_file(d, fx):
-    from ..shopsim.catalog import load_products
+    from ..shopsim.catalog.files import load_products
 
     return (lambda: load_products(d / "nope.jsonl")), "nope.jsonl", None
 
 
-@case("shop catalog: empty file", "shopsim.catalog.load_products")
+@case("shop catalog: empty file", "shopsim.catalog.files.load_products")
 def _shop_catalog_empty_file(d, fx):
     return (*_shop(d, fx, b""), None)
 
 
-@case("shop catalog: non-UTF-8 byte on line 2", "shopsim.catalog.load_products")
+@case("shop catalog: non-UTF-8 byte on line 2", "shopsim.catalog.files.load_products")
 def _shop_catalog_non_utf_8_byte_on_line_2(d, fx):
     ls = _lines(fx.shop_records)
     data = (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"
     return (*_shop(d, fx, data), "line 2")
 
 
-@case("shop catalog: invalid JSON on line 3", "shopsim.catalog.load_products")
+@case("shop catalog: invalid JSON on line 3", "shopsim.catalog.files.load_products")
 def _shop_catalog_invalid_json_on_line_3(d, fx):
     ls = _lines(fx.shop_records)
     ls[2] = ls[2][:-5]
     return (*_shop(d, fx, ls), "line 3")
 
 
-@case("shop catalog: .json file not JSON", "shopsim.catalog.load_products")
+@case("shop catalog: .json file not JSON", "shopsim.catalog.files.load_products")
 def _shop_catalog_json_file_not_json(d, fx):
     return (*_shop(d, fx, ['[{"product_id": 1,'], name="catalog.json"), "line 2")
 
 
-@case("shop catalog: price NaN", "shopsim.catalog.load_products")
+@case("shop catalog: price NaN", "shopsim.catalog.files.load_products")
 def _shop_catalog_price_nan(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _set(ls[1], "price", "NaN")
     return (*_shop(d, fx, ls), "line 2")
 
 
-@case("shop catalog: price Infinity", "shopsim.catalog.load_products")
+@case("shop catalog: price Infinity", "shopsim.catalog.files.load_products")
 def _shop_catalog_price_infinity(d, fx):
     ls = _lines(fx.shop_records)
     ls[0] = _set(ls[0], "price", "Infinity")
     return (*_shop(d, fx, ls), "line 1")
 
 
-@case("shop catalog: price is text", "shopsim.catalog.load_products")
+@case("shop catalog: price is text", "shopsim.catalog.files.load_products")
 def _shop_catalog_price_is_text(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _set(ls[1], "price", '"12.50"')
     return (*_shop(d, fx, ls), fx.shop_records[1]["product_id"])
 
 
-@case("shop catalog: title missing", "shopsim.catalog.load_products")
+@case("shop catalog: title missing", "shopsim.catalog.files.load_products")
 def _shop_catalog_title_missing(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _drop(ls[1], "title")
     return (*_shop(d, fx, ls), fx.shop_records[1]["product_id"])
 
 
-@case("shop catalog: duplicate product_id", "shopsim.catalog.load_products")
+@case("shop catalog: duplicate product_id", "shopsim.catalog.files.load_products")
 def _shop_catalog_duplicate_product_id(d, fx):
     ls = _lines(fx.shop_records)
     ls.append(ls[0])
     return (*_shop(d, fx, ls), fx.shop_records[0]["product_id"])
 
 
-@case("shop catalog: duplicate key in a record", "shopsim.catalog.load_products")
+@case("shop catalog: duplicate key in a record", "shopsim.catalog.files.load_products")
 def _shop_catalog_duplicate_key_in_a_record(d, fx):
     ls = _lines(fx.shop_records)
     ls[1] = _dup_key(ls[1], "price", "1.0")
     return (*_shop(d, fx, ls), "line 2")
 
 
-@case("shop catalog: top level is a number", "shopsim.catalog.load_products")
+@case("shop catalog: top level is a number", "shopsim.catalog.files.load_products")
 def _shop_catalog_top_level_is_a_number(d, fx):
     return (*_shop(d, fx, ["42"], name="catalog.json"), None)
 
 
-@case("shop catalog: negative stock", "shopsim.catalog.load_products")
+@case("shop catalog: negative stock", "shopsim.catalog.files.load_products")
 def _shop_catalog_negative_stock(d, fx):
     ls = _lines(fx.shop_records)
     rec = dict(fx.shop_records[2], stock=-3, variants=[])

@@ -16,7 +16,7 @@ import pandas as pd
 from ..judges.shop.judge import DeterministicJudge
 from ..metrics.shop.intervals import bootstrap_success
 from ..shopsim.agents import make_agent
-from ..shopsim.catalog import control_catalog
+from ..shopsim.catalog.generate import control_catalog
 from ..shopsim.scenario import ScenarioFactory, sweep_plan
 from ..shopsim.store import Store
 from ..shopsim.trial import run_trial

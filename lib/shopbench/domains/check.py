@@ -77,7 +77,7 @@ def _airline(data_dir: Path, trajectories: Path | None, details: bool) -> dict[s
     from .airline import TAU2_TOOL_NAMES, gold_paths, load_airline, load_trajectories, replay_trajectories
     from .airline.fidelity import compare_task_sets
     from .airline.tools import replay_actions
-    from .tau2_retail.tools import TOOL_NAMES as RETAIL_TOOLS
+    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
 
     data = load_airline(data_dir)
     rows = (
@@ -110,7 +110,7 @@ def _airline(data_dir: Path, trajectories: Path | None, details: bool) -> dict[s
 
 def _retail(data_dir: Path) -> dict[str, Any]:
     from .tau2_retail import gold_state, load_tau2, replay_actions, task_reward
-    from .tau2_retail.tools import TOOL_NAMES
+    from .tau2_retail.specs import TOOL_NAMES
 
     data = load_tau2(data_dir)
     fails, unjudged, errs = [], 0, {}

@@ -30,7 +30,6 @@ result, which the agent sees.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -206,8 +205,3 @@ def run_conversation(env: Environment, agent: Agent, user: UserSimulator, system
     conv.stop = stop
     conv.termination = env.termination(str(stop))
     return conv
-
-
-def tool_json(result: Any) -> str:
-    """A structured tool result as the JSON text of a tool message."""
-    return json.dumps(result)

@@ -243,16 +243,6 @@ def disagreements(run_table: pd.DataFrame, judge_a: tuple[str, str], judge_b: tu
 JUDGE_FIELDS = ("verdict", "bad_prob", "overall_quality", "persona_alignment", "component_consistency",
                 "evidence_grounding", "format_safety", "defect_family", "defect_location", "supporting_evidence_ids",
                 "confidence")  # fmt: skip
-GOLD_FIELDS = (
-    "label",
-    "kind",
-    "tier",
-    "gold_family",
-    "gold_location",
-    "swap_axis",
-    "base_record_id",
-    "split",
-)
 
 
 def judge_vs_gold(row: Mapping) -> pd.DataFrame:

@@ -107,11 +107,6 @@ class BuildResult:
         return [r for r in self.records if r.kind == kind]
 
 
-def load_catalog(cfg: BuildConfig) -> list[Product]:
-    """The products of the configured catalog (see :func:`load_source` for its queries too)."""
-    return load_source(cfg)[0]
-
-
 def load_source(cfg: BuildConfig) -> tuple[list[Product], list[Query] | None]:
     """The catalog's products and, for a source that has real queries (ESCI), those queries; ``None``
     when the build must generate queries from the products (synthetic and JSON catalogs).

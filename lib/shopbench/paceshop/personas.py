@@ -187,11 +187,6 @@ def violates(product: Product, constraint_text: str) -> bool:
     return any(v in values for v in spec.violating)
 
 
-def allows(persona: Persona, product: Product) -> bool:
-    """The product violates none of the persona's hard constraints."""
-    return not any(violates(product, c) for c in persona.preferences.hard_constraints)
-
-
 # ---- counts ------------------------------------------------------------------------------------
 def scaled_counts(counts: dict[str, int], total: int) -> dict[str, int]:
     """Scale ``counts`` to sum to ``total`` by the largest-remainder method (ties: dict order).

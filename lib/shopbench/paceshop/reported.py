@@ -34,11 +34,6 @@ TABLE11_MISSIONS = {
 
 # ---- Tables 23-25 (E.5.1-E.5.3): the paper's "Mean" rows (7-backbone means), keyed by our protocol
 # names. Our copy holds every per-backbone row too; the Mean rows are what our tables set beside ours.
-PAPER_PROTOCOL = {
-    "G-Eval": "geval", "Scalar": "mtbench_scalar_first", "Persona-blind": "persona_blind",
-    "Persona-aware": "persona_aware_generic", "PACEJudge": "pacejudge", "ARES-style": "ares",
-    "PersonaLens-style": "personalens", "EtaPP-style": "etapp",
-}  # fmt: skip
 _T23_COLS = ("S0", "S1_P_source", "S2_detect", "S2_loc", "S3_grounding", "S4_family", "S4_loc", "false_fire",
              "PACE_avg")  # fmt: skip
 _N = None  # "–" in the paper: not defined by the method's native protocol

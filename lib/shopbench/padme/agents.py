@@ -42,12 +42,7 @@ from ..profiles.padme import SCRIPTED, check_agent_list
 from .cells import Cell
 from .types import contrast_name
 
-__all__ = ["SCRIPTED", "agent_list", "assign_agents", "assignment_counts", "check_agent_list"]
-
-
-def agent_list(spec: str | Sequence[str]) -> list[str]:
-    """``padme.agent`` as a list: one name gives ``[name]``."""
-    return check_agent_list([spec] if isinstance(spec, str) else list(spec))
+__all__ = ["SCRIPTED", "assign_agents", "assignment_counts", "check_agent_list"]
 
 
 def assign_agents(cells: Sequence[Cell], models: Sequence[str], seed: int = 0) -> dict[str, str]:

@@ -32,7 +32,7 @@ from ..profiles.errors import from_validation
 from ..profiles.padme import FilterJudgeEntry
 from .choices import FILTER_JUDGE_NOISE
 from .criteria import load_criteria
-from .sources.base import DEFAULT_TAU2_PATH, make_source, parse_source_spec
+from .sources.factory import DEFAULT_TAU2_PATH, make_source, parse_source_spec
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
 

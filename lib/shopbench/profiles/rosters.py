@@ -164,8 +164,3 @@ def all_models() -> tuple[PaperModel, ...]:
         *PACE_JUDGES, PACE_GENERATOR, *SHOP_AGENTS, SHOP_USER, SHOP_JUDGE, SHOP_SECOND_JUDGE,
         *PADME_AGENTS, PADME_USER, PADME_STEERING, *PADME_FILTER_JUDGES, *PADME_EVALUATORS,
     )  # fmt: skip
-
-
-def paper_of(litellm_name: str) -> list[PaperModel]:
-    """The roles a litellm name plays in the papers (empty when it plays none)."""
-    return [m for m in all_models() if m.litellm == litellm_name]

@@ -30,7 +30,8 @@ import pandas as pd
 from ..llm.anytime import round_robin_order
 from ..profiles import ShopsimParams, TrialCounts, param_error, validate_section
 from .agents import LLMAgent, make_agent
-from .catalog import control_catalog, load_products
+from .catalog.files import load_products
+from .catalog.generate import control_catalog
 from .scenario import ScenarioFactory, sweep_plan
 from .store import Store
 from .types import Scenario, ShopProduct, TrialRecord

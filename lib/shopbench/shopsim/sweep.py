@@ -13,7 +13,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..env.orchestrator import Stop
@@ -190,7 +190,3 @@ def run_budgeted(
               "budget_s": res.budget_s, "stopped_by_budget": res.stopped == "budget" or bool(cut),
               "cut_by_budget": list(cut)}  # fmt: skip
     return done, status
-
-
-def load_all(out: TrajectoryStore, agents: Iterable[str] | None = None) -> list[TrialRecord]:
-    return [t for a in (agents or out.agents()) for t in out.load(a)]

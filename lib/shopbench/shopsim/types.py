@@ -33,9 +33,6 @@ TERMINATION_REASONS = (
     "no_opening_message",
 )
 
-# Registry categories of App. E.
-TOOL_CATEGORIES = ("read_only", "search", "cart_write", "other")
-
 
 @dataclass(frozen=True)
 class Variant:

@@ -26,7 +26,7 @@ from .._lazy import lazy_exports
 
 _EXPORTS = {
     ".agreement": ["krippendorff_alpha", "alpha_nominal", "alpha_from_coincidences", "bootstrap_alpha", "unanimous",
-                   "majority_vote", "agreement_rate", "cohen_kappa", "pairwise_agreement", "pairwise_table"],
+                   "majority_vote", "agreement_rate", "cohen_kappa", "pairwise_agreement"],
     ".bootstrap": ["BootstrapResult", "bootstrap", "bootstrap_mean", "bootstrap_ratio", "percentile_ci",
                    "resample_counts"],
     ".tests": ["permutation_test", "position_balance", "holm", "minimum_detectable_difference"],

@@ -22,7 +22,6 @@ not rate this unit" (the layout of the ``krippendorff`` package). Definitions fo
 
 from __future__ import annotations
 
-import itertools
 import warnings
 
 import krippendorff
@@ -182,24 +181,3 @@ def pairwise_agreement(x, y, conf_x=None, conf_y=None, certain=100) -> dict:
         row.update(both_certain_n=int(bc.sum()), both_certain_agree=int(same[bc].sum()),
                    both_certain_agreement=float(same[bc].mean()) if bc.any() else np.nan)  # fmt: skip
     return row
-
-
-def pairwise_table(data, names=None, confidence=None, certain=100, groups=None) -> list[dict]:
-    """Every pair of raters that co-rated at least one unit (within each group when ``groups`` maps
-    rater index -> group, e.g. its panel): one :func:`pairwise_agreement` row each, with ``a``/``b``."""
-    a = _as_float(data)
-    names = list(names) if names is not None else [f"r{i + 1}" for i in range(a.shape[0])]
-    conf = None if confidence is None else _as_float(confidence)
-    rows = []
-    for i, j in itertools.combinations(range(a.shape[0]), 2):
-        if groups is not None and groups[i] != groups[j]:
-            continue
-        if not (~np.isnan(a[i]) & ~np.isnan(a[j])).any():
-            continue
-        r = pairwise_agreement(
-            a[i], a[j], None if conf is None else conf[i], None if conf is None else conf[j], certain
-        )
-        rows.append(
-            {"a": names[i], "b": names[j], **({"group": groups[i]} if groups is not None else {}), **r}
-        )
-    return rows

@@ -50,15 +50,6 @@ class BootstrapResult:
     ci: float = 0.95
     samples: np.ndarray | None = field(default=None, repr=False)
 
-    @property
-    def interval(self) -> list:
-        """``[low, high]`` (lists of lists for a vector statistic)."""
-        if np.ndim(self.low) == 0:
-            return [float(self.low), float(self.high)]
-        return [
-            [float(lo), float(hi)] for lo, hi in zip(np.ravel(self.low), np.ravel(self.high), strict=True)
-        ]
-
 
 def _rng(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from .._lazy import lazy_exports
 
 _EXPORTS = {
-    ".registry": ["Param", "TaskInfo", "get_task", "task", "task_names", "tasks"],
+    ".registry": ["Param", "TaskInfo", "get_task", "task", "tasks"],
     ".runner": ["EvalResult", "NoUsableAnswer", "eval", "preview"],
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

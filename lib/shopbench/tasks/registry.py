@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import ParamError
 
-__all__ = ["Param", "TaskInfo", "did_you_mean", "get_task", "parse_params", "task", "task_names", "tasks"]
+__all__ = ["Param", "TaskInfo", "did_you_mean", "get_task", "parse_params", "task", "tasks"]
 
 # modules that define the project's tasks (imported on the first lookup; each imports nothing heavy)
 _DEFINED_IN = (
@@ -160,10 +160,6 @@ def tasks() -> list[TaskInfo]:
     """Every registered task, by name."""
     _load_all()
     return [_REGISTRY[n] for n in sorted(_REGISTRY)]
-
-
-def task_names() -> list[str]:
-    return [t.name for t in tasks()]
 
 
 def get_task(name: str) -> TaskInfo:

@@ -32,8 +32,6 @@ from .registry import get_task
 
 __all__ = ["EvalResult", "NoUsableAnswer", "eval", "preview", "run_identity"]
 
-EXIT_NO_USABLE_ANSWER = 3  # documented in docs/guides/judge.md: every unit failed, no number is reported
-
 
 class NoUsableAnswer(RuntimeError):
     """Every unit of a run failed (call error or parse failure): the metrics hold no number."""

@@ -489,7 +489,6 @@ class FakeOpenAIServer:
         self._conn_tasks: set[asyncio.Task[Any]] = set()
         self._open_connections = 0
         self._peak_connections = 0
-        self._connections_total = 0
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
 
@@ -625,22 +624,10 @@ class FakeOpenAIServer:
             return Counter(self._counts)
 
     @property
-    def open_connections(self) -> int:
-        """TCP connections currently open."""
-        with self._lock:
-            return self._open_connections
-
-    @property
     def peak_connections(self) -> int:
         """Most TCP connections open at the same time since start/``reset()`` -- shows client pool caps."""
         with self._lock:
             return self._peak_connections
-
-    @property
-    def connections_total(self) -> int:
-        """TCP connections accepted since start/``reset()`` (keep-alive reuse keeps this low)."""
-        with self._lock:
-            return self._connections_total
 
     def count(self, behaviour: str) -> int:
         with self._lock:
@@ -655,7 +642,6 @@ class FakeOpenAIServer:
             self._total = 0
             self._chunked = 0
             self._peak_connections = self._open_connections
-            self._connections_total = 0
 
     def _record(
         self, method: str, path: str, headers: dict[str, str], body: Any, behaviour: str, chunked: bool
@@ -676,7 +662,6 @@ class FakeOpenAIServer:
             self._conn_tasks.add(task)
         with self._lock:
             self._open_connections += 1
-            self._connections_total += 1
             self._peak_connections = max(self._peak_connections, self._open_connections)
         try:
             await self._serve_connection(reader, writer)

@@ -1,7 +1,7 @@
 """The airline domain (issue 28 item 1): tau-bench's airline database and tau2-bench's 50 airline
 tasks (MIT; github.com/sierra-research/tau-bench, github.com/sierra-research/tau2-bench), read from
 a folder given as a parameter. :mod:`.data_model` (the folder, validated, and one rollout's
-database), :mod:`.tools` (the 14 tools in τ²-bench's reading, the default, and tau-bench's),
+database), :mod:`.tool_names` (their names and τ²-bench's texts), :mod:`.tools` (the 14 tools in τ²-bench's reading, the default, and tau-bench's),
 :mod:`.environment` (the rules of a conversation), :mod:`.reward` (the reward on each task's basis;
 tau-bench's reward of its recorded conversations) and :mod:`.fidelity` (the recorded conversations
 replayed, the gold paths)."""
@@ -12,12 +12,10 @@ from .data_model import AirlineData, AirlineDataError, AirlineDB, load_airline, 
 from .environment import AirlineEnvironment, agent_system_prompt
 from .fidelity import gold_paths, load_trajectories, normalised_equal, replay_trajectories
 from .reward import action_checks, communicated, gold_state, task_reward, tau_bench_reward
+from .tool_names import ALL_TOOL_NAMES, TAU2_TOOL_NAMES, TAU_BENCH_TOOL_NAMES
 from .tools import (
-    ALL_TOOL_NAMES,
     FIDELITIES,
-    TAU2_TOOL_NAMES,
     TAU2_TOOL_SPECS,
-    TAU_BENCH_TOOL_NAMES,
     TAU_BENCH_TOOL_SPECS,
     AirlineTools,
     TauBenchAirlineTools,

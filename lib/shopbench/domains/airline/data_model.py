@@ -28,6 +28,7 @@ from typing import Any
 
 from ...errors import InputError, read_text
 from ...strictjson import parse_json
+from .tool_names import ALL_TOOL_NAMES
 
 __all__ = [
     "DATA_HINT", "REWARD_BASES_KNOWN", "TABLES", "AirlineDB", "AirlineData", "AirlineDataError", "load_airline",
@@ -380,8 +381,6 @@ def load_airline(path: str | Path, tool_names: tuple[str, ...] | None = None) ->
     ``tasks.json``, ``policy.md``; optional ``split_tasks.json``, ``tau_bench_wiki.md``). Every
     problem is an :class:`AirlineDataError` naming the file, the record and the field."""
     if tool_names is None:
-        from .tools import ALL_TOOL_NAMES  # late: the tools import this module
-
         tool_names = ALL_TOOL_NAMES
     path = Path(path)
     if not path.is_dir():

@@ -36,6 +36,7 @@ from ...errors import read_text
 from ...strictjson import parse_json
 from .data_model import AirlineData, AirlineDataError, AirlineDB, tau_bench_hash
 from .reward import gold_state, task_reward, tau_bench_reward
+from .tool_names import WRITE_TOOLS
 from .tools import make_tools, replay_actions
 
 __all__ = ["compare_task_sets", "gold_paths", "load_trajectories", "normalised_equal", "replay_trajectories"]
@@ -254,7 +255,6 @@ def compare_task_sets(data: AirlineData, rows: Sequence[Mapping]) -> dict:
     tau-bench tasks of the same user (the id in its ``known_info``) and compared by expected
     actions (``respond`` left out) and by write actions only."""
     from .data_model import _USER_ID_RE
-    from .tools import WRITE_TOOLS
 
     v1: dict[int, Mapping] = {}
     for r in rows:

@@ -1,7 +1,7 @@
 """τ²-bench's retail domain read from its published folder (MIT; github.com/sierra-research/tau2-bench,
 ``data/tau2/domains/retail``): :mod:`.data_model` (the folder and one rollout's database),
-:mod:`.tools` (the 16 tools, τ²-bench's behaviour by default, the project's corrections as
-``fidelity="corrected"``), :mod:`.environment` (the rules of a conversation and the reward over the
+:mod:`.specs` (the 16 tool specs an agent sees), :mod:`.tools` (the tools, τ²-bench's behaviour by
+default, the project's corrections as ``fidelity="corrected"``), :mod:`.environment` (the rules of a conversation and the reward over the
 task's basis), :mod:`.nl_assertions` (the NL_ASSERTION judge and its known-answer stand-in),
 :mod:`.user` (scripted and LLM users), :mod:`.agent` (the LLM agent), :mod:`.text`, and
 :mod:`.fidelity` (the tools against tau2-bench's recorded outputs, as a table)."""
@@ -32,14 +32,11 @@ from .environment import (
     task_reward,
 )
 from .fidelity import REFERENCE_REPLAY, fidelity_table, load_reference
+from .specs import READ_TOOLS, TOOL_NAMES, TOOL_SPECS, WRITE_TOOLS
 from .text import first_person, task_description
 from .tools import (
     CORRECTIONS,
     FIDELITIES,
-    READ_TOOLS,
-    TOOL_NAMES,
-    TOOL_SPECS,
-    WRITE_TOOLS,
     CorrectedRetailTools,
     RetailTools,
     ToolError,

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from ...core.conversation import ToolCall, merge_same_role, tool_call_schema
 from ...env.protocols import AgentStep
 from ...llm.result import CallResult, call_usage
-from .tools import TOOL_NAMES, tool_specs
+from .specs import TOOL_NAMES, tool_specs
 
 __all__ = ["LLMRetailAgent"]
 
@@ -42,7 +42,7 @@ class LLMRetailAgent:
     ``"json"`` (a ``{message, tool_call}`` object under a JSON schema, for models without tools).
     ``tool_texts``: the tool descriptions it is given, ``"tau2"`` (τ²-bench's own, the default) or
     ``"short"`` (the project's one-line texts, for small local models); see
-    :func:`~shopbench.domains.tau2_retail.tools.tool_specs`."""
+    :func:`~shopbench.domains.tau2_retail.specs.tool_specs`."""
 
     def __init__(self, gateway, backbone: str, system_prompt: str, run_id: str, item_prefix: str,
                  tool_mode: str = "native", max_tokens: int = 1024, tool_texts: str = "tau2"):  # fmt: skip

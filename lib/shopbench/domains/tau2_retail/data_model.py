@@ -28,6 +28,7 @@ from typing import Any
 
 from ...errors import InputError, read_text
 from ...strictjson import parse_json
+from .specs import TOOL_NAMES
 
 __all__ = [
     "DATA_HINT",
@@ -384,8 +385,6 @@ def load_tau2(path: str | Path, tool_names: tuple[str, ...] | None = None) -> Ta
     """Read and validate a τ²-bench retail folder (``tool_names``: the tools an expected action may
     name; default the 16 retail tools)."""
     if tool_names is None:
-        from .tools import TOOL_NAMES  # a late import: the tools import this module
-
         tool_names = TOOL_NAMES
     path = Path(path)
     if not path.is_dir():

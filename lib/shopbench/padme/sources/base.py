@@ -28,20 +28,18 @@ seed`` so that a retry is a new cache key.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..types import LEVELS, Context, Criterion, Rollout, Task
 
 __all__ = [
-    "DEFAULT_TAU2_PATH", "SIMULATED_STEERING", "TrajectorySource", "check_level", "is_scripted",
-    "load_wrapper", "make_source", "make_rollout_id", "parse_source_spec", "repeat_index", "steering_source", "wrap_steering",
+    "SIMULATED_STEERING", "TrajectorySource", "check_level", "is_scripted",
+    "load_wrapper", "make_rollout_id", "repeat_index", "steering_source", "wrap_steering",
     "RepeatGateway", "rollout_record",
 ]  # fmt: skip
 
 SIMULATED_STEERING = "simulated (scripted steered agent)"
 WRAPPER_STEM = "padme_steering_wrapper"
-DEFAULT_TAU2_PATH = "../shared/data/tau2_retail"
 
 
 @runtime_checkable
@@ -135,68 +133,6 @@ class RepeatGateway:
 
     def __getattr__(self, name):
         return getattr(self.gateway, name)
-
-
-# ---- construction from a spec ---------------------------------------------------------------------
-_SHOP_KEYS = {"kind", "n_products", "catalog_seed", "difficulties", "min_items", "max_items", "tool_mode",
-              "retrieval", "max_turns"}  # fmt: skip
-_TAU2_KEYS = {"kind", "path", "split", "tool_mode", "max_turns", "fidelity", "reward_basis", "nl_judge",
-              "tool_texts"}  # fmt: skip
-
-
-def parse_source_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
-    """A source spec as a dict with ``kind`` (``"tau2:<path>"`` -> ``{"kind": "tau2", "path": ...}``)."""
-    if isinstance(spec, str):
-        kind, _, arg = spec.partition(":")
-        out: dict[str, Any] = {"kind": kind.strip()}
-        if arg:
-            out["path"] = arg.strip()
-        return out
-    if not isinstance(spec, Mapping):
-        raise ValueError(f"a source spec is a dict like {{'kind': 'shop'}} or a string like 'tau2:<path>', "
-                         f"got {type(spec).__name__}")  # fmt: skip
-    if "kind" not in spec:
-        raise ValueError(f"source spec {dict(spec)!r} has no 'kind'; use 'shop' or 'tau2'")
-    return dict(spec)
-
-
-def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
-    """A source from a spec: ``{"kind": "shop", "n_products": 2000}``, ``{"kind": "tau2", "path":
-    "../shared/data/tau2_retail"}`` (relative paths are resolved against ``root``, the repository
-    root), or the strings ``"shop"``, ``"tau2"`` (the default path) and ``"tau2:<path>"``.
-
-    Recorded trajectories are not a source (they cannot be steered): use
-    :func:`shopbench.padme.sources.recorded.load_recorded` for meta-evaluation."""
-    d = parse_source_spec(spec)
-    kind = str(d["kind"])
-    if kind == "shop":
-        unknown = set(d) - _SHOP_KEYS
-        if unknown:
-            raise ValueError(
-                f"shop source spec: unknown keys {sorted(unknown)}; allowed {sorted(_SHOP_KEYS)}"
-            )
-        from .shop import ShopSource
-
-        return ShopSource(**{k: v for k, v in d.items() if k != "kind"})
-    if kind in ("tau2", "tau2_retail"):
-        unknown = set(d) - _TAU2_KEYS
-        if unknown:
-            raise ValueError(
-                f"tau2 source spec: unknown keys {sorted(unknown)}; allowed {sorted(_TAU2_KEYS)}"
-            )
-        from .tau2 import Tau2Source
-
-        path = Path(d.get("path") or DEFAULT_TAU2_PATH)
-        if not path.is_absolute():
-            path = Path(root) / path
-        return Tau2Source(path, **{k: v for k, v in d.items() if k not in ("kind", "path")})
-    if kind in ("recorded", "tau_bench"):
-        raise ValueError(
-            "recorded trajectories cannot be steered, so they are not a rollout source; load them with "
-            "shopbench.padme.sources.recorded.load_recorded(path) and build meta-evaluation pairs with "
-            "recorded_pairs(rollouts, criterion)"
-        )
-    raise ValueError(f"unknown source kind {kind!r}; use 'shop' or 'tau2'")
 
 
 def rollout_record(

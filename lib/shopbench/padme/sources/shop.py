@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...shopsim.agents import LLMAgent, ScriptedAgent, default_system_prompt
-from ...shopsim.catalog import control_catalog
+from ...shopsim.catalog.generate import control_catalog
 from ...shopsim.environment import trial_messages
 from ...shopsim.registry import TOOL_NAMES
 from ...shopsim.scenario import ScenarioFactory

@@ -52,8 +52,9 @@ from ...domains.tau2_retail.environment import (
     gold_state,
     task_reward,
 )
+from ...domains.tau2_retail.specs import TOOL_NAMES, WRITE_TOOLS, tool_specs
 from ...domains.tau2_retail.text import task_description
-from ...domains.tau2_retail.tools import TOOL_NAMES, WRITE_TOOLS, check_fidelity, tool_specs
+from ...domains.tau2_retail.tools import check_fidelity
 from ...domains.tau2_retail.user import LLMRetailUser, ScriptedRetailUser
 from ...env.orchestrator import run_conversation
 from ...env.protocols import AgentStep

@@ -47,7 +47,6 @@ from .toolcalls import score_records, turn_records
 from .tooluse import tag_calls
 
 CONDITIONS = ("final_cart", "transcript", "state", "full")
-METHODS = ("Rule", "Model", "Hybrid")
 
 
 class MissingEvidence(LookupError):

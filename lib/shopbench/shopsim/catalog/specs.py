@@ -1,197 +1,15 @@
-"""The held-out control catalog of the shop environment (seed 002 §3.1 and Appendix A).
-
-"We evaluate agents against a held-out control catalog of 10,000 products across 19 categories. We
-approximate a general e-commerce storefront by averaging category shares from six retailers. This
-distribution provides a grounded prior over categories rather than an exact reproduction of any
-retailer." (§3.1). Appendix A averages six within-retailer shares per category and renormalises.
-
-Our copy of the paper has Table 4's caption only, so :data:`CATEGORY_SHARES` is *our* plausible
-averaging of general retailers (apparel and home lead, groceries are a small slice), not the paper's
-numbers. Prices are *our* choice too: log-normal per category (a median and a log-sigma, e.g. grocery
-~$4.5 / 0.45, electronics ~$60 / 1.0); each product type has a relative price factor (a laptop costs
-more than a cable) whose log-spread is taken out of the within-type sigma, so the category as a whole
-keeps roughly its median and sigma. Prices are rounded to cents and clipped to $0.50-$3,000.
-
-Every product is generated from *facts*: a ``type`` (the product noun phrase, always present) plus 2-4
-category facts drawn from one coherent type group (so facts never contradict each other: a plant milk
-is never "grass-fed"). The title (``<Brand> <descriptor> <Type>``) and the 1-3 sentence description
-are written from the same facts by :func:`describe`, so the catalog row supports every claim its
-description makes. Apparel and shoes have size x colour variants, some other groups colour-only
-variants, groceries none. About 5% of products are fully out of stock.
-
-Deterministic: each category draws from its own ``random.Random`` seeded by ``(seed, category)``, with
-fixed iteration orders and no global state.
-"""
+"""The control catalog's category specifications (seed 002 §3.1 and Appendix A; issue 27:
+``shopsim.catalog`` split by concept): per category a price median and log-sigma, brands, neutral
+style words and groups of product types that share one pool of mutually consistent facts (so facts
+never contradict each other: a plant milk is never "grass-fed"). Apparel and shoes have size x colour
+variants, some other groups colour-only variants, groceries none."""
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import random
-import re
-import tempfile
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-import pandas as pd
-
-from .. import strictjson
-from ..errors import InputError
-from ..paceshop.io import parse_json, read_input_text
-from .choices import CATEGORY_SHARES  # our choice; the one place for the paper-lost values
-from .types import ShopProduct, Variant
-
-# ---- category mix (our choice; Table 4's numbers are not in our copy): shopsim.choices.CATEGORY_SHARES
-
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_SHARES)
-GROCERY_ONLY: tuple[str, ...] = ("Pantry & Dry Goods", "Dairy, Eggs & Alternatives", "Snacks & Beverages")
-# the categories grocery trials draw from (products flagged ``grocery=True`` are the last three)
-GROCERY_CATEGORIES: tuple[str, ...] = ("Health & Household", *GROCERY_ONLY)
-
-CATEGORY_CODES: dict[str, str] = {
-    "Clothing": "CL", "Shoes": "SH", "Jewelry & Accessories": "JA", "Home & Kitchen": "HK",
-    "Beauty & Personal Care": "BP", "Electronics": "EL", "Sports & Outdoors": "SO", "Toys & Games": "TG",
-    "Tools & Home Improvement": "TH", "Health & Household": "HH", "Automotive": "AU", "Books": "BK",
-    "Office Products": "OP", "Pet Supplies": "PS", "Baby": "BA", "Patio & Garden": "PG",
-    "Pantry & Dry Goods": "PD", "Dairy, Eggs & Alternatives": "DE", "Snacks & Beverages": "SB",
-}  # fmt: skip
-
-MIN_PRICE, MAX_PRICE = 0.50, 3000.00
-P_OUT_OF_STOCK = 0.05  # share of products with no stock at all
-P_VARIANT_OUT = 0.12  # share of variants of an in-stock product that are sold out
-MAX_STOCK = 60
-
-
-class CatalogFileError(InputError):
-    """A catalog file that cannot be read: the message names the file, the record and the fix."""
-
-
-# ---- facts -> words --------------------------------------------------------------------------------
-
-# How each fact is phrased in a description. "{v}" is the value, "{a}" the value with its article.
-CLAUSES: dict[str, str] = {
-    "material": "made of {v}",
-    "fit": "cut in {a} fit",
-    "feature": "with {v}",
-    "pattern": "in {a} pattern",
-    "pack_size": "in {a}",
-    "colour_family": "in {v}",
-    "stone": "set with {v}",
-    "finish": "with {a} finish",
-    "band": "on {a}",
-    "water_resistance": "water-resistant to {v}",
-    "handle": "with {a} handle",
-    "wattage": "rated at {v}",
-    "bed_size": "in {v} size",
-    "weight": "weighing {v}",
-    "style": "in {a} style",
-    "skin_type": "for {v} skin",
-    "ingredient": "formulated with {v}",
-    "hair_type": "for {v} hair",
-    "scent": "scented with {v}",
-    "formula": "with {a} formula",
-    "connectivity": "with {v} connectivity",
-    "battery_life": "with up to {v} of battery life",
-    "storage": "with {v} of storage",
-    "memory": "with {v} of memory",
-    "screen": "with {a} display",
-    "length": "measuring {v}",
-    "jacket": "with {a} jacket",
-    "output": "delivering {v}",
-    "ports": "with {v}",
-    "works_with": "compatible with {v}",
-    "power_source": "powered by {v}",
-    "capacity": "with {a} capacity",
-    "season": "rated for {v} use",
-    "temp_rating": "rated to {v}",
-    "fill": "filled with {v}",
-    "lumens": "putting out {v}",
-    "ball_size": "in {v}",
-    "players": "for {v}",
-    "play_time": "with {a} play time",
-    "age_range": "recommended for {v}",
-    "pieces": "with {v}",
-    "height": "standing {v} tall",
-    "colours": "with {v}",
-    "kit": "sold as {a}",
-    "voltage": "running on {a} battery platform",
-    "colour_temp": "giving {v} light",
-    "surface": "suited to {v} projects",
-    "ply": "with {v} sheets",
-    "diet": "labelled {v}",
-    "servings": "with {v} per container",
-    "fitment": "with {v}",
-    "book_format": "published as {a}",
-    "pages": "running {v}",
-    "language": "written in {v}",
-    "audience": "written for {v} readers",
-    "ruling": "with {v} pages",
-    "sheets": "with {v}",
-    "tip": "with {a} tip",
-    "ink": "with {v}",
-    "protein": "made with real {v}",
-    "pet_size": "sized for {v} pets",
-    "weight_limit": "supporting children {v}",
-    "diaper_size": "in {v}",
-    "flavour": "in {v} flavour",
-    "texture": "with {a} texture",
-    "roast": "in {a} roast",
-    "origin": "sourced from {v}",
-    "form": "sold {v}",
-    "width": "in {a} width",
-}
-# facts whose value may serve as the title's descriptor ("Merino Wool Crew Sweater", "Organic Oat Milk")
-TITLE_KEYS = ("diet", "flavour", "material", "scent", "roast")
-# facts that describe colour: dropped when the product has colour variants
-COLOUR_KEYS = frozenset({"colour_family"})
-_ACRONYMS = frozenset("usb usb-c led hdmi ssd rgb uv upf eva tpe abs pvc bpa".split())
-
-
-def _article(word: str) -> str:
-    """``a`` or ``an`` by sound: "an 8 oz cup", "an 18V", "an 11-inch", "a UV-protective", "a USB-C"."""
-    w = word.lower()
-    digits = re.match(r"\d+", w)
-    if digits:
-        d = digits.group()
-        return "an" if d.startswith("8") or (len(d) in (2, 5) and d[:2] in ("11", "18")) else "a"
-    if w.startswith(("uni", "use", "usb", "uv", "upf", "one")):
-        return "a"
-    return "an" if w[:1] in ("a", "e", "i", "o", "u") else "a"
-
-
-def title_case(phrase: str) -> str:
-    """``"thermal v-neck tee"`` -> ``"Thermal V-Neck Tee"``; acronyms upper-cased, the rest untouched."""
-
-    def word(w: str) -> str:
-        if w.lower() in _ACRONYMS:
-            return w.upper()
-        return "-".join(p[:1].upper() + p[1:] for p in w.split("-"))
-
-    return " ".join(word(w) for w in phrase.split(" "))
-
-
-def clause(key: str, value: str) -> str:
-    """The description phrase of one fact (``material``, ``"merino wool"`` -> ``"made of merino wool"``)."""
-    tpl = CLAUSES.get(key, key.replace("_", " ") + " {v}")
-    return tpl.replace("{a}", f"{_article(value)} {value}").replace("{v}", value)
-
-
-def describe(brand: str, attributes: dict[str, str]) -> str:
-    """The 1-3 sentence description written from a product's facts (and nothing else), in catalog
-    listing style: sentence one names the type and brand and carries the first two facts ("Crew socks
-    from Harbor & Pine, made of merino wool and in a 3-pack."), then one short sentence per further fact.
-    ``attributes`` must hold ``type``; the other keys are used in their dict order."""
-    kind = attributes["type"]
-    facts = [clause(k, v) for k, v in attributes.items() if k != "type"]
-    head = f"{kind[:1].upper()}{kind[1:]} from {brand}"
-    if facts:
-        head += ", " + " and ".join(facts[:2])
-    sentences = [head + "."] + [f[:1].upper() + f[1:] + "." for f in facts[2:]]
-    return " ".join(sentences)
-
+from .categories import CATEGORIES, GROCERY_ONLY
+from .words import CLAUSES
 
 # ---- the category specifications -------------------------------------------------------------------
 
@@ -203,7 +21,7 @@ def _split(s: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class _Group:
+class TypeGroup:
     """Product types that share one pool of mutually consistent facts. The first fact key is always
     used; the others are sampled."""
 
@@ -216,23 +34,23 @@ class _Group:
 
 
 def _G(types: str, variants: str | None = None, p: float | None = None, colours: str = "", sizes: str = "",
-       **facets: str) -> _Group:  # fmt: skip
+       **facets: str) -> TypeGroup:  # fmt: skip
     ts = []
     for t in _split(types):
         name, _, f = t.partition(":")
         ts.append((name.strip(), float(f) if f else 1.0))
-    return _Group(tuple(ts), tuple((k, _split(v)) for k, v in facets.items()), variants, p, _split(colours),
+    return TypeGroup(tuple(ts), tuple((k, _split(v)) for k, v in facets.items()), variants, p, _split(colours),
                   _split(sizes))  # fmt: skip
 
 
 @dataclass(frozen=True)
-class _Category:
+class CategorySpec:
     name: str
     median: float
     sigma: float
     brands: tuple[str, ...]
     styles: tuple[str, ...]  # neutral title words that assert no fact
-    groups: tuple[_Group, ...]
+    groups: tuple[TypeGroup, ...]
     variants: str | None = None
     p_variants: float = 0.0
     colours: tuple[str, ...] = ()
@@ -253,8 +71,8 @@ AGES = "ages 3+|ages 5+|ages 6+|ages 8+|ages 10+|ages 14+"
 STYLES_GENERAL = "Classic|Everyday|Essential|Signature|Heritage|Studio|Original|Select|Modern|Prime"
 
 # fmt: off
-_SPECS: tuple[_Category, ...] = (
-    _Category(
+SPECS: tuple[CategorySpec, ...] = (
+    CategorySpec(
         "Clothing", 28.0, 0.6,
         _split("Northfield|Harbor & Pine|Lumen Row|Alder Street|Copper Fox|Wren & Vale|Tidewater Supply|"
                "Marlow Basics|Stonecrest|Juniper Lane|Fairhaven|Brightloom|Oak & Ember|Saltmarsh"),
@@ -311,7 +129,7 @@ _SPECS: tuple[_Category, ...] = (
         ),
         variants="size_colour", p_variants=1.0, colours=_split(APPAREL_COLOURS), sizes=_split(LETTER_SIZES),
     ),
-    _Category(
+    CategorySpec(
         "Shoes", 65.0, 0.55,
         _split("Stridewell|Kestrel Footwear|Trailmark|Cobble & Co|Pacer Lab|Moorland|Swiftsole|Hearthstep|"
                "Bayside Walk|Ridgeline|Loamwalk|Velo Stride|Fernside"),
@@ -344,7 +162,7 @@ _SPECS: tuple[_Category, ...] = (
         variants="size_colour", p_variants=1.0, colours=_split("black|white|brown|tan|navy|grey|olive|burgundy"),
         sizes=_split(SHOE_SIZES),
     ),
-    _Category(
+    CategorySpec(
         "Jewelry & Accessories", 25.0, 0.9,
         _split("Aurelia|Silver Fern|Marigold & Moss|Lark Atelier|Halcyon|Oro Vale|Everleigh|Cinder & Sage|"
                "Meridian Goods|Pennant|Linden Row|Quill & Crest"),
@@ -387,7 +205,7 @@ _SPECS: tuple[_Category, ...] = (
                feature="a brushed nickel buckle|a matte black buckle|a reversible buckle"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Home & Kitchen", 30.0, 0.8,
         _split("Hearth & Table|Oakhaven|Kindred Home|Ember Kitchen|Saltwood|Larder Co|Brightnest|Millbrook|"
                "Copperpot|Linen Lane|Nestwell|Greystone Home"),
@@ -440,7 +258,7 @@ _SPECS: tuple[_Category, ...] = (
                style="mid-century|farmhouse|minimalist|boho|coastal", colour_family=COLOUR_FAMILY),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Beauty & Personal Care", 14.0, 0.7,
         _split("Glow Theory|Petal & Pine|Lumiere Skin|Dewdrop Lab|Verdant Botanics|Clearwell|"
                "Bloom Apothecary|Silken|Purely North|Sea Fern Naturals|Halo Beauty|Radiant Roots"),
@@ -475,7 +293,7 @@ _SPECS: tuple[_Category, ...] = (
                formula="paraben-free|vegan|palm-oil-free", pack_size="single pack|3-pack|6-pack"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Electronics", 60.0, 1.0,
         _split("Voltaic|Nimbus Audio|Arcline|Pixelon|Quanta Tech|Helix Devices|Lumio|Corevo|Brightwire|"
                "Stratos|Kinetix|Ampere Lane"),
@@ -524,7 +342,7 @@ _SPECS: tuple[_Category, ...] = (
                feature="heart-rate tracking|sleep tracking|built-in GPS|an always-on display"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Sports & Outdoors", 35.0, 0.8,
         _split("Summit Trail|Peakform|Riverstone Outfitters|Apex Motion|Basecamp Gear|Cascade Sport|"
                "Ironbark Fitness|Northstar Athletics|Wildpine|Velocity Athletics|Coastline Sport|Timberline Co"),
@@ -568,7 +386,7 @@ _SPECS: tuple[_Category, ...] = (
                feature="a carrying case|a pre-strung frame|a cushioned grip|an edge guard"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Toys & Games", 22.0, 0.7,
         _split("Tinker Tots|Brightbox Toys|Puzzle Grove|Wonderkin|Little Lark|Playforge|Maple Meadow Toys|"
                "Starbeam Games|Hopscotch Lane|Gizmo Garage|Cubby Bear|Paper Kite Games"),
@@ -598,7 +416,7 @@ _SPECS: tuple[_Category, ...] = (
                feature="a washable formula|a non-toxic formula|a storage tin", age_range=AGES),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Tools & Home Improvement", 30.0, 0.9,
         _split("Ironclad Works|Forgeline|Benchmark Tools|Granite Ridge|Torqwell|Keystone Pro|Sawtooth Supply|"
                "Hammerfield|Boltline|Truegrade|Steelhead Tools|Plumbline"),
@@ -633,7 +451,7 @@ _SPECS: tuple[_Category, ...] = (
                pack_size="single pack|2-pack|4-pack"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Health & Household", 12.0, 0.6,
         _split("Clearbrook|Everfresh|Pure Haven|Wellspring|Brightside Home|Greenleaf Living|Daily Remedy|"
                "Tidy Nest|Sunward Health|Cedar & Salt|Homestead Basics|Vitalis"),
@@ -670,7 +488,7 @@ _SPECS: tuple[_Category, ...] = (
                "2-pack|family-size kit"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Automotive", 25.0, 0.9,
         _split("Gearhead Supply|Highway Nine|Torque & Tread|Motorwell|Drivewise|Chrome Lane|Redline Garage|"
                "Axle & Oak|Autovista|Pitstop Pro|Mileforge|Tarmac Co"),
@@ -706,7 +524,7 @@ _SPECS: tuple[_Category, ...] = (
                feature="easy installation|a two-year warranty"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Books", 15.0, 0.5,
         _split("Larkspur Press|Blue Heron Books|Inkwell House|Driftwood Publishing|Lantern Books|"
                "Paper Crane Press|Northlight Editions|Foxglove Press|Harborview Books|Quillmark|"
@@ -729,7 +547,7 @@ _SPECS: tuple[_Category, ...] = (
                "bilingual English-Spanish"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Office Products", 12.0, 0.8,
         _split("Deskline|Paperworks Co|Inkstone|Folio & Co|Brightdesk|Scribewell|Ledger Lane|Officely|"
                "Papermill Goods|Stacks & Co|Tallyhall|Notable Supply"),
@@ -763,7 +581,7 @@ _SPECS: tuple[_Category, ...] = (
                colour_family=COLOUR_FAMILY),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Pet Supplies", 18.0, 0.8,
         _split("Happy Paws|Tail & Whisker|Barkwell|Purrfect Pantry|Furrow & Field|Good Boy Co|Whisker Works|"
                "Pawsome Goods|Kibble Creek|Meadow Pet|Wagtail|Snout & Co"),
@@ -799,7 +617,7 @@ _SPECS: tuple[_Category, ...] = (
                "a floating design|a crinkle layer"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Baby", 20.0, 0.9,
         _split("Little Sprout|Cradle & Co|Bitty Bloom|Tiny Acorn|Lullaby Lane|Nestling|Peapod Baby|"
                "Honeybee Baby|Snuggle Bee|Wee Wonders|Bramble Baby|Pebble & Pip"),
@@ -830,7 +648,7 @@ _SPECS: tuple[_Category, ...] = (
                pattern="solid|star print|striped|floral print|animal print"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Patio & Garden", 28.0, 0.9,
         _split("Greenthumb Co|Fernwood Garden|Terra Verde|Potting Shed Co|Sunbloom|Birch & Bough|Rootwell|"
                "Meadowlark Garden|Trellis & Vine|Hedgerow|Gardenia Works|Willowbrook"),
@@ -864,7 +682,7 @@ _SPECS: tuple[_Category, ...] = (
                pack_size="single packet|5-packet set|100-seed packet", diet="organic|non-GMO|heirloom"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Pantry & Dry Goods", 4.5, 0.45,
         _split("Harvest Lane|Golden Acre|Stoneground Mills|Prairie Table|Good Grain Co|Olive & Ash|"
                "Pantry Pride|Sunfield|Homestyle Kitchen|Riverbend Farms|Market Basket|True North Foods"),
@@ -898,7 +716,7 @@ _SPECS: tuple[_Category, ...] = (
         ),
         variants=None,
     ),
-    _Category(
+    CategorySpec(
         "Dairy, Eggs & Alternatives", 4.0, 0.4,
         _split("Clover Hill|Sunny Creek Dairy|Pasture Prime|Green Valley Farms|Oatfield|Alpine Brook|"
                "Happy Hen Farms|Silver Birch Creamery|Nutgrove|Maple Hollow Dairy|Brookside Creamery|Plantwise"),
@@ -931,7 +749,7 @@ _SPECS: tuple[_Category, ...] = (
                diet="vegan|dairy-free|organic|soy-free", pack_size="5.3 oz cup|8 oz pack|16 oz tub"),
         ),
     ),
-    _Category(
+    CategorySpec(
         "Snacks & Beverages", 4.5, 0.45,
         _split("Crunch Theory|Trailside Snacks|Sunny Bite|Kettle Creek|Bubble & Brew|Roastworks|Orchard Fresh|"
                "Peak Sip|Munch Mill|Salt & Crisp|Brewhouse Coffee Co|Zest Beverage Co"),
@@ -973,10 +791,10 @@ _SPECS: tuple[_Category, ...] = (
     ),
 )
 # fmt: on
-_BY_NAME: dict[str, _Category] = {c.name: c for c in _SPECS}
-_missing = {k for c in _SPECS for g in c.groups for k, _ in g.facets} - set(CLAUSES)
+_BY_NAME: dict[str, CategorySpec] = {c.name: c for c in SPECS}
+_missing = {k for c in SPECS for g in c.groups for k, _ in g.facets} - set(CLAUSES)
 assert not _missing, f"facts without a description clause: {sorted(_missing)}"
-for _c in _SPECS:
+for _c in SPECS:
     _types = [t for g in _c.groups for t, _ in g.types]
     assert len(set(_types)) == len(_types), f"{_c.name}: a product type is listed twice"
     assert all(len(g.facets) >= 2 for g in _c.groups), f"{_c.name}: every group needs >= 2 fact keys"
@@ -986,364 +804,3 @@ assert tuple(_BY_NAME) == CATEGORIES, "category specs must follow CATEGORY_SHARE
 def product_types(category: str) -> list[str]:
     """The product types (``attributes["type"]`` values) a category of the control catalog uses."""
     return [t for g in _BY_NAME[category].groups for t, _ in g.types]
-
-
-# ---- generation ------------------------------------------------------------------------------------
-
-
-def category_counts(n_products: int, shares: dict[str, float] | None = None) -> dict[str, int]:
-    """Products per category: largest-remainder rounding of ``share * n_products`` (ties broken by
-    category order), then every category raised to at least one product (taken from the largest)."""
-    shares = CATEGORY_SHARES if shares is None else shares
-    if n_products < len(shares):
-        raise ValueError(f"n_products={n_products} is too small: every one of the {len(shares)} categories "
-                         f"needs at least one product; use n_products >= {len(shares)}")  # fmt: skip
-    total = sum(shares.values())
-    quotas = {c: round(s / total * n_products, 9) for c, s in shares.items()}  # 12.9999999 -> 13
-    counts = {c: math.floor(q) for c, q in quotas.items()}
-    order = sorted(shares, key=lambda c: (-(quotas[c] - counts[c]), list(shares).index(c)))
-    for c in order[: n_products - sum(counts.values())]:
-        counts[c] += 1
-    for c in shares:
-        if counts[c] == 0:
-            donor = max(shares, key=lambda d: counts[d])
-            counts[donor] -= 1
-            counts[c] = 1
-    return counts
-
-
-def _price_model(cat: _Category) -> tuple[dict[str, float], float]:
-    """Per-type median prices and the within-type log-sigma (the type factors' log-spread is taken out
-    of the category sigma, floor 0.2)."""
-    types = [(t, f) for g in cat.groups for t, f in g.types]
-    logs = [math.log(f) for _, f in types]
-    mean = sum(logs) / len(logs)
-    var = sum((x - mean) ** 2 for x in logs) / len(logs)
-    within = math.sqrt(max(cat.sigma**2 - var, 0.2**2))
-    return {t: cat.median * math.exp(math.log(f) - mean) for t, f in types}, within
-
-
-def _slug(s: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "-", s.lower()).strip("-")
-
-
-def _make_category(cat: _Category, n: int, seed: int) -> list[ShopProduct]:
-    rng = random.Random(f"shopsim-catalog:{seed}:{cat.name}")
-    code = CATEGORY_CODES[cat.name]
-    medians, within = _price_model(cat)
-    choices = [(g, t) for g in cat.groups for t, _ in g.types]  # every type equally likely
-    seen_titles: set[str] = set()
-    out: list[ShopProduct] = []
-    for i in range(1, n + 1):
-        pid = f"{code}{i:05d}"
-        group, kind = choices[rng.randrange(len(choices))]
-        mode = group.variants if group.variants is not None else cat.variants
-        p_var = group.p_variants if group.p_variants is not None else cat.p_variants
-        has_variants = mode is not None and rng.random() < p_var
-        # facts: the group's first key always, then a sample of the others, 2-4 in all
-        keys = [k for k, _ in group.facets if not (has_variants and k in COLOUR_KEYS)]
-        pools = dict(group.facets)
-        k = rng.randint(min(2, len(keys)), min(4, len(keys)))
-        chosen = [keys[0], *rng.sample(keys[1:], k - 1)] if keys else []
-        chosen.sort(key=keys.index)
-        attrs: dict[str, str] = {"type": kind}
-        for key in chosen:
-            attrs[key] = rng.choice(pools[key])
-        # title: brand + one descriptor (a title-able fact, else a neutral style word) + type; exactly
-        # one descriptor, so no title is a word-subset of another's (a search for one finds it first).
-        # Redrawn on a collision, so titles stay (almost always) unique.
-        title_fact = next((attrs[k] for k in TITLE_KEYS if k in attrs), None)
-        title = ""
-        for _ in range(8):
-            brand = rng.choice(cat.brands)
-            use_fact = title_fact is not None and rng.random() < 0.5
-            descriptor = title_case(title_fact) if use_fact and title_fact else rng.choice(cat.styles)
-            title = f"{brand} {descriptor} {title_case(kind)}"
-            if cat.grocery and "pack_size" in attrs:
-                title += f", {attrs['pack_size']}"
-            if title not in seen_titles:
-                break
-        seen_titles.add(title)
-        price = rng.lognormvariate(math.log(medians[kind]), within)
-        price = round(min(MAX_PRICE, max(MIN_PRICE, price)), 2)
-        out_of_stock = rng.random() < P_OUT_OF_STOCK
-        variants: list[Variant] = []
-        if has_variants:
-            colours = group.colours or cat.colours
-            picked = rng.sample(colours, rng.randint(2, min(4, len(colours))))
-            sizes: list[str | None] = [None]
-            if mode == "size_colour":
-                all_sizes = group.sizes or cat.sizes
-                span = rng.randint(min(3, len(all_sizes)), min(6, len(all_sizes)))
-                start = rng.randint(0, len(all_sizes) - span)
-                sizes = list(all_sizes[start : start + span])
-            for colour in picked:
-                for size in sizes:
-                    vid = "-".join([pid, *([size] if size else []), _slug(colour)])
-                    stock = 0 if out_of_stock or rng.random() < P_VARIANT_OUT else rng.randint(1, MAX_STOCK)
-                    variants.append(Variant(variant_id=vid, size=size, colour=colour, stock=stock))
-            if not out_of_stock and not any(v.stock for v in variants):
-                v0 = variants[0]
-                variants[0] = Variant(v0.variant_id, v0.size, v0.colour, rng.randint(1, MAX_STOCK))
-            stock = sum(v.stock for v in variants)
-        else:
-            stock = 0 if out_of_stock else rng.randint(1, MAX_STOCK)
-        out.append(ShopProduct(
-            product_id=pid, title=title, brand=brand, category=cat.name, price=price, stock=stock,
-            description=describe(brand, attrs), attributes=attrs, variants=tuple(variants),
-            grocery=cat.grocery,
-        ))  # fmt: skip
-    return out
-
-
-def control_catalog(n_products: int = 10_000, seed: int = 0) -> list[ShopProduct]:
-    """The seeded control catalog: ``n_products`` products over the 19 categories of
-    :data:`CATEGORY_SHARES` (counts by :func:`category_counts`), in category order. Same arguments ->
-    identical products."""
-    counts = category_counts(n_products)
-    out: list[ShopProduct] = []
-    for cat in _SPECS:
-        out.extend(_make_category(cat, counts[cat.name], seed))
-    return out
-
-
-# ---- files -----------------------------------------------------------------------------------------
-
-_FIX = "fix the record, or regenerate the file with shopsim.catalog.save_products()"
-
-# DummyJSON category -> ours; "groceries" is split by tag below.
-DUMMYJSON_CATEGORIES: dict[str, str] = {
-    "beauty": "Beauty & Personal Care", "fragrances": "Beauty & Personal Care", "skin-care": "Beauty & Personal Care",
-    "furniture": "Home & Kitchen", "home-decoration": "Home & Kitchen", "kitchen-accessories": "Home & Kitchen",
-    "laptops": "Electronics", "smartphones": "Electronics", "tablets": "Electronics",
-    "mobile-accessories": "Electronics", "mens-shirts": "Clothing", "tops": "Clothing",
-    "womens-dresses": "Clothing", "mens-shoes": "Shoes", "womens-shoes": "Shoes",
-    "mens-watches": "Jewelry & Accessories", "womens-watches": "Jewelry & Accessories",
-    "womens-bags": "Jewelry & Accessories", "womens-jewellery": "Jewelry & Accessories",
-    "sunglasses": "Jewelry & Accessories", "sports-accessories": "Sports & Outdoors",
-    "motorcycle": "Automotive", "vehicle": "Automotive", "groceries": "Pantry & Dry Goods",
-}  # fmt: skip
-_GROCERY_TAGS = {
-    "dairy": "Dairy, Eggs & Alternatives", "desserts": "Dairy, Eggs & Alternatives",
-    "beverages": "Snacks & Beverages", "coffee": "Snacks & Beverages", "snacks": "Snacks & Beverages",
-    "pet supplies": "Pet Supplies", "health supplements": "Health & Household",
-    "household essentials": "Health & Household",
-}  # fmt: skip
-
-
-def _err(path: Path, where: str, msg: str) -> CatalogFileError:
-    return CatalogFileError(msg, file=path, where=where, fix=_FIX)
-
-
-def _where(i: int, rec: Any, line: int | None = None) -> str:
-    rid = rec.get("product_id", rec.get("id")) if isinstance(rec, dict) else None
-    head = (f"line {line}, " if line is not None else "") + f"record {i}"
-    return head + (f" (id {rid!r})" if rid is not None else "")
-
-
-def _from_shop_record(path: Path, i: int, rec: dict, line: int | None = None) -> ShopProduct:
-    where = _where(i, rec, line)
-    for key, typ, label in (("product_id", str, "a non-empty string"), ("title", str, "a non-empty string"),
-                            ("brand", str, "a string"), ("category", str, "a non-empty string"),
-                            ("description", str, "a string")):  # fmt: skip
-        v = rec.get(key)
-        if not isinstance(v, typ) or (label.startswith("a non-empty") and not v.strip()):
-            raise _err(path, where, f"field {key!r} must be {label}, got {v!r}")
-    price = rec.get("price")
-    if isinstance(price, bool) or not isinstance(price, int | float) or not math.isfinite(price) or price < 0:
-        raise _err(path, where, f"field 'price' must be a number >= 0, got {price!r}")
-    stock = rec.get("stock")
-    if isinstance(stock, bool) or not isinstance(stock, int) or stock < 0:
-        raise _err(path, where, f"field 'stock' must be an integer >= 0, got {stock!r}")
-    attrs = rec.get("attributes", {})
-    if not isinstance(attrs, dict):
-        raise _err(path, where, f"field 'attributes' must be an object of fact name -> text, got {attrs!r}")
-    clean: dict[str, str] = {}
-    for k, v in attrs.items():
-        if isinstance(v, dict | list) or v is None:
-            raise _err(path, where, f"attribute {k!r} must be a text or number value, got {v!r}")
-        clean[str(k)] = str(v)
-    raw_variants = rec.get("variants", [])
-    if not isinstance(raw_variants, list | tuple):
-        raise _err(path, where, f"field 'variants' must be a list, got {raw_variants!r}")
-    variants = []
-    for j, v in enumerate(raw_variants):
-        if not isinstance(v, dict) or not isinstance(v.get("variant_id"), str) or not v["variant_id"]:
-            raise _err(
-                path, where, f"variants[{j}] must be an object with a non-empty 'variant_id', got {v!r}"
-            )
-        vs = v.get("stock", 0)
-        if isinstance(vs, bool) or not isinstance(vs, int) or vs < 0:
-            raise _err(path, where, f"variants[{j}].stock must be an integer >= 0, got {vs!r}")
-        size, colour = v.get("size"), v.get("colour")
-        if (size is not None and not isinstance(size, str)) or (
-            colour is not None and not isinstance(colour, str)
-        ):
-            raise _err(
-                path, where, f"variants[{j}] size/colour must be text or null, got {size!r}/{colour!r}"
-            )
-        variants.append(Variant(variant_id=v["variant_id"], size=size, colour=colour, stock=vs))
-    if len({v.variant_id for v in variants}) != len(variants):
-        raise _err(path, where, "variant ids must be unique within a product")
-    if variants and stock != sum(v.stock for v in variants):
-        raise _err(path, where, f"field 'stock' ({stock}) must equal the sum of variant stock "
-                                f"({sum(v.stock for v in variants)}); set it to that sum")  # fmt: skip
-    grocery = rec.get("grocery", False)
-    if not isinstance(grocery, bool):
-        raise _err(path, where, f"field 'grocery' must be true or false, got {grocery!r}")
-    return ShopProduct(
-        product_id=rec["product_id"], title=rec["title"], brand=rec["brand"], category=rec["category"],
-        price=float(price), stock=stock, description=rec["description"], attributes=clean,
-        variants=tuple(variants), grocery=grocery,
-    )  # fmt: skip
-
-
-def _from_dummyjson(path: Path, i: int, rec: dict, line: int | None = None) -> ShopProduct:
-    """A DummyJSON product -> ShopProduct. Category mapped by :data:`DUMMYJSON_CATEGORIES` (groceries
-    split by tag); id ``<code><id:05d>``; ``type`` = the most specific tag (the lower-cased title
-    when there is only one tag); tags, warranty, shipping, return policy and SKU kept as attributes;
-    price and stock as given (not clipped); no variants."""
-    where = _where(i, rec, line)
-    rid = rec.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, int | str) or str(rid).strip() == "":
-        raise _err(path, where, f"field 'id' must be an integer or text, got {rid!r}")
-    title = rec.get("title")
-    if not isinstance(title, str) or not title.strip():
-        raise _err(path, where, f"field 'title' must be a non-empty string, got {title!r}")
-    price = rec.get("price")
-    if isinstance(price, bool) or not isinstance(price, int | float) or not math.isfinite(price) or price < 0:
-        raise _err(path, where, f"field 'price' must be a number >= 0, got {price!r}")
-    stock = rec.get("stock", 0)
-    if isinstance(stock, bool) or not isinstance(stock, int) or stock < 0:
-        raise _err(path, where, f"field 'stock' must be an integer >= 0, got {stock!r}")
-    tags = rec.get("tags") or []
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise _err(path, where, f"field 'tags' must be a list of strings, got {tags!r}")
-    src_cat = str(rec.get("category") or "")
-    category = DUMMYJSON_CATEGORIES.get(src_cat)
-    if category is None:
-        raise _err(path, where, f"field 'category' {src_cat!r} has no mapping to the shop categories; "
-                                f"known: {sorted(DUMMYJSON_CATEGORIES)}")  # fmt: skip
-    if src_cat == "groceries":
-        category = next((_GROCERY_TAGS[t] for t in tags if t in _GROCERY_TAGS), category)
-    brand = rec.get("brand") or "Unbranded"
-    specific = [t for t in tags if t.lower() not in {src_cat.replace("-", " "), category.lower()}]
-    # a lone tag is a department ("fruits", "meat"): the title names the product better
-    attrs = {"type": (specific[-1] if specific and len(tags) > 1 else title).strip().lower()}
-    if tags:
-        attrs["tags"] = ", ".join(tags)
-    for src, key in (("warrantyInformation", "warranty"), ("shippingInformation", "shipping"),
-                     ("returnPolicy", "return_policy"), ("sku", "sku")):  # fmt: skip
-        if rec.get(src) not in (None, ""):
-            attrs[key] = str(rec[src])
-    desc = rec.get("description") or ""
-    if not isinstance(desc, str):
-        raise _err(path, where, f"field 'description' must be a string, got {desc!r}")
-    return ShopProduct(
-        product_id=f"{CATEGORY_CODES[category]}{str(rid).strip().zfill(5)}",
-        title=title.strip(), brand=str(brand), category=category, price=round(float(price), 2), stock=stock,
-        description=desc.strip(), attributes=attrs, grocery=category in GROCERY_ONLY,
-    )  # fmt: skip
-
-
-def load_products(path: str | os.PathLike) -> list[ShopProduct]:
-    """Read a catalog file: JSONL or a JSON list of ``ShopProduct.to_dict()`` records, or DummyJSON
-    products (a JSON list, or an object with a ``"products"`` list, of records with id/title/brand/
-    category/price/stock/description/tags). Raises :class:`CatalogFileError` naming the file, the
-    record and the fix."""
-    path = Path(path)
-    if not path.is_file():
-        raise CatalogFileError("catalog file not found", file=path, fix="pass the path of a .jsonl/.json product file "
-                               "or build one with control_catalog() + save_products()")  # fmt: skip
-    records, lines = _read_catalog(path)
-    products: list[ShopProduct] = []
-    first: dict[str, int] = {}
-    for i, rec in enumerate(records):
-        line = lines[i] if lines else None
-        if not isinstance(rec, dict):
-            raise _err(path, _where(i, None, line), f"must be a JSON object, got {type(rec).__name__}")
-        if "product_id" in rec:
-            p = _from_shop_record(path, i, rec, line)
-        elif "id" in rec and "title" in rec:
-            p = _from_dummyjson(path, i, rec, line)
-        else:
-            raise _err(path, _where(i, rec, line), "neither a shop product (needs 'product_id') nor a DummyJSON "
-                                                   "product (needs 'id' and 'title')")  # fmt: skip
-        if p.product_id in first:
-            raise _err(path, _where(i, rec, line), f"duplicate product_id {p.product_id!r} (first at record "
-                                                   f"{first[p.product_id]}); product ids must be unique")  # fmt: skip
-        first[p.product_id] = i
-        products.append(p)
-    if not products:
-        raise CatalogFileError("no product records", file=path, fix="the file must hold at least one product")
-    return products
-
-
-def _read_catalog(path: Path) -> tuple[list[Any], list[int] | None]:
-    """The records of a catalog file and, for JSONL, the line of each (strict JSON, UTF-8)."""
-    fix = "it must hold at least one product record"
-    text = read_input_text(path, "catalog file", fix, CatalogFileError)
-    try:
-        data = strictjson.loads(text, max_bytes=max(strictjson.MAX_BYTES, len(text)))
-    except strictjson.StrictJSONError:
-        if path.suffix.lower() == ".json" or "\n" not in text.strip():
-            parse_json(text, path, what="catalog", error=CatalogFileError,
-                       fix="a .json catalog must be a list of product objects")  # fmt: skip
-        records, lines = [], []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                records.append(parse_json(line, path, where=f"line {n}", what="catalog", error=CatalogFileError,
-                                          fix="a .jsonl catalog holds one product object per line"))  # fmt: skip
-                lines.append(n)
-        return records, lines
-    if isinstance(data, list):
-        return data, None
-    if isinstance(data, dict) and isinstance(data.get("products"), list):
-        return data["products"], None
-    if isinstance(data, dict):
-        return [data], [1]  # a one-line JSONL file
-    raise CatalogFileError(f"expected a list of products or an object with a 'products' list, got "
-                           f"{type(data).__name__}", file=path, fix="give a JSON list of product objects "
-                           "(or one product object per line)")  # fmt: skip
-
-
-def save_products(path: str | os.PathLike, products: Iterable[ShopProduct]) -> Path:
-    """Write ``products`` as JSONL (one ``to_dict()`` per line) atomically: a temp file in the same
-    directory, then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for p in products:
-                f.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def catalog_table(products: Sequence[ShopProduct]) -> pd.DataFrame:
-    """Per-category summary for the catalog table: products, share, median price, share in stock and
-    products with variants. Rows follow :data:`CATEGORIES` order, then any other category by name."""
-    cols = ["category", "n_products", "share", "median_price", "in_stock_share", "n_with_variants"]
-    if not products:
-        return pd.DataFrame(columns=cols)
-    df = pd.DataFrame({
-        "category": [p.category for p in products],
-        "price": [p.price for p in products],
-        "in_stock": [p.stock > 0 for p in products],
-        "has_variants": [bool(p.variants) for p in products],
-    })  # fmt: skip
-    g = df.groupby("category", sort=False)
-    out = pd.DataFrame({
-        "n_products": g.size(),
-        "median_price": g["price"].median(),
-        "in_stock_share": g["in_stock"].mean(),
-        "n_with_variants": g["has_variants"].sum().astype(int),
-    })  # fmt: skip
-    out["share"] = out["n_products"] / len(products)
-    rank = {c: i for i, c in enumerate(CATEGORIES)}
-    order = sorted(out.index, key=lambda c: (rank.get(c, len(rank)), c))
-    return out.loc[order].reset_index(names="category")[cols]

@@ -1,0 +1,79 @@
+"""A PADMÉ trajectory source from its profile spec (seed 003 §3.1 "Generation"): :func:`make_source`
+builds the shop or τ² source named by ``{"kind": ...}``, :func:`parse_source_spec` reads a spec.
+
+This factory sits above the concrete sources (issue 27, "Layers that only point down"): :mod:`.base`
+holds only the interface and the shared helpers, and :mod:`.shop` and :mod:`.tau2` build on it, so
+nothing below this module imports a concrete source. The concrete modules are imported when a source
+of their kind is built, so ``import shopbench.padme.sources`` stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .base import TrajectorySource
+
+__all__ = ["DEFAULT_TAU2_PATH", "make_source", "parse_source_spec"]
+
+DEFAULT_TAU2_PATH = "../shared/data/tau2_retail"
+_SHOP_KEYS = {"kind", "n_products", "catalog_seed", "difficulties", "min_items", "max_items", "tool_mode",
+              "retrieval", "max_turns"}  # fmt: skip
+_TAU2_KEYS = {"kind", "path", "split", "tool_mode", "max_turns", "fidelity", "reward_basis", "nl_judge",
+              "tool_texts"}  # fmt: skip
+
+
+def parse_source_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
+    """A source spec as a dict with ``kind`` (``"tau2:<path>"`` -> ``{"kind": "tau2", "path": ...}``)."""
+    if isinstance(spec, str):
+        kind, _, arg = spec.partition(":")
+        out: dict[str, Any] = {"kind": kind.strip()}
+        if arg:
+            out["path"] = arg.strip()
+        return out
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"a source spec is a dict like {{'kind': 'shop'}} or a string like 'tau2:<path>', "
+                         f"got {type(spec).__name__}")  # fmt: skip
+    if "kind" not in spec:
+        raise ValueError(f"source spec {dict(spec)!r} has no 'kind'; use 'shop' or 'tau2'")
+    return dict(spec)
+
+
+def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
+    """A source from a spec: ``{"kind": "shop", "n_products": 2000}``, ``{"kind": "tau2", "path":
+    "../shared/data/tau2_retail"}`` (relative paths are resolved against ``root``, the repository
+    root), or the strings ``"shop"``, ``"tau2"`` (the default path) and ``"tau2:<path>"``.
+
+    Recorded trajectories are not a source (they cannot be steered): use
+    :func:`shopbench.padme.sources.recorded.load_recorded` for meta-evaluation."""
+    d = parse_source_spec(spec)
+    kind = str(d["kind"])
+    if kind == "shop":
+        unknown = set(d) - _SHOP_KEYS
+        if unknown:
+            raise ValueError(
+                f"shop source spec: unknown keys {sorted(unknown)}; allowed {sorted(_SHOP_KEYS)}"
+            )
+        from .shop import ShopSource
+
+        return ShopSource(**{k: v for k, v in d.items() if k != "kind"})
+    if kind in ("tau2", "tau2_retail"):
+        unknown = set(d) - _TAU2_KEYS
+        if unknown:
+            raise ValueError(
+                f"tau2 source spec: unknown keys {sorted(unknown)}; allowed {sorted(_TAU2_KEYS)}"
+            )
+        from .tau2 import Tau2Source
+
+        path = Path(d.get("path") or DEFAULT_TAU2_PATH)
+        if not path.is_absolute():
+            path = Path(root) / path
+        return Tau2Source(path, **{k: v for k, v in d.items() if k not in ("kind", "path")})
+    if kind in ("recorded", "tau_bench"):
+        raise ValueError(
+            "recorded trajectories cannot be steered, so they are not a rollout source; load them with "
+            "shopbench.padme.sources.recorded.load_recorded(path) and build meta-evaluation pairs with "
+            "recorded_pairs(rollouts, criterion)"
+        )
+    raise ValueError(f"unknown source kind {kind!r}; use 'shop' or 'tau2'")
