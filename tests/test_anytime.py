@@ -216,8 +216,8 @@ def test_judge_anytime_sweep_pairs_extends_and_reports_n_of_N(paceshop_small, ga
 
 # ---- PADMÉ evaluators and the LLM filter judge on a budget ---------------------------------------------------
 def test_padme_evaluator_and_filter_judge_anytime(gateway):
-    from shopbench.judges.padme.evaluators import PairUnit, score_pairs_anytime
     from shopbench.judges.padme.filters import filter_pairs_anytime
+    from shopbench.judges.padme.sweep import PairUnit, score_pairs_anytime
     from shopbench.padme.criteria import DEFAULT_CRITERIA
     from shopbench.padme.types import Rollout
 

@@ -140,7 +140,7 @@ def test_a_majority_row_over_measured_members_passes_the_audit(ctx):
 def test_producers_of_the_real_pipeline_are_classified():
     """The names the shop sweep, the PADMÉ roster and the PACE judges really use."""
     from shopbench.config import load_profile
-    from shopbench.judges.padme.evaluators import evaluators_from_profile
+    from shopbench.judges.padme.roster import evaluators_from_profile
     from shopbench.shopsim.agents import SCRIPTED_AGENTS, make_agent
 
     for kind in SCRIPTED_AGENTS:

@@ -203,7 +203,7 @@ def test_code_under_test_reaches_no_answer_key(start):
 @pytest.mark.parametrize("start, reaches", [
     (("shopbench.judges.pace.oracle_rules", "rules_judge"), "shopbench.paceshop.swaps"),
     (("shopbench.judges.padme.filters", "HeuristicFilterJudge"), "shopbench.padme.heuristics"),
-    (("shopbench.judges.padme.evaluators", "score_rollouts"), "shopbench.padme.heuristics"),
+    (("shopbench.judges.padme.sweep", "score_rollouts"), "shopbench.padme.heuristics"),
     (("shopbench.padme.sources.tau2", MODULE), "shopbench.padme.sources.steered"),
 ])  # fmt: skip
 def test_the_graph_finds_the_known_answer_stand_ins(start, reaches):

@@ -9,18 +9,19 @@ import pytest
 
 from shopbench.judges.padme.evaluators import (
     HEURISTIC_VARIANTS,
-    PAPER_ROSTER,
-    SCORE_COLUMNS,
-    EvaluatorSpec,
     evaluator_messages,
-    evaluator_specs,
-    paper_table18,
-    properties_frame,
     reference_documents,
     render_trajectory,
     score_from_row,
-    score_rollouts,
 )
+from shopbench.judges.padme.roster import (
+    PAPER_ROSTER,
+    EvaluatorSpec,
+    evaluator_specs,
+    paper_table18,
+    properties_frame,
+)
+from shopbench.judges.padme.sweep import SCORE_COLUMNS, score_rollouts
 from shopbench.metrics.meta_eval import (
     accuracy_by,
     agreement,
@@ -527,7 +528,7 @@ def test_bench_result_shape():
 
 def test_evaluators_from_profile(tmp_path):
     from shopbench.config import ParamError, Profile
-    from shopbench.judges.padme.evaluators import OFFLINE_EVALUATORS, evaluators_from_profile
+    from shopbench.judges.padme.roster import OFFLINE_EVALUATORS, evaluators_from_profile
 
     prof = Profile(
         "t", tmp_path / "t.yaml", {"padme": {"evaluators": ["heuristic-coarse", {"backbone": "m"}]}}, "x"

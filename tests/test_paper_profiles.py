@@ -67,7 +67,7 @@ def test_shop_profile_is_seed_002s_experiment(profiles, name):
 
 @pytest.mark.parametrize("name", ["padme-api", "full"])
 def test_padme_profile_is_seed_003s_experiment(profiles, name):
-    from shopbench.judges.padme.evaluators import PAPER_ROSTER
+    from shopbench.judges.padme.roster import PAPER_ROSTER
 
     prof = profiles[name]
     P = prof.params.padme

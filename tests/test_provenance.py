@@ -79,7 +79,7 @@ def test_table_3_names_the_judge_prompts_notebook_20_loaded(outputs):
 
 
 def test_a_notebook_50_artefact_names_the_evaluator_prompt_it_was_scored_with(tmp_path, outputs):
-    from shopbench.judges.padme.evaluators import score_rollouts
+    from shopbench.judges.padme.sweep import score_rollouts
     from shopbench.padme.types import Criterion, Rollout
 
     custom = tmp_path / "my_evaluator.txt"

@@ -9,17 +9,18 @@ import json
 import pytest
 
 from shopbench.judges import Judge, Judgment, ParseFailure
+from shopbench.judges.shop.claims import Claim, deterministic_attribute_label, product_lines
 from shopbench.judges.shop.judge import (
-    DeterministicJudge,
+    RUBRICS,
     JudgeError,
     LLMJudge,
     ShopItem,
     answer,
     ask,
-    default_judge,
     validate_refusal,
     validate_rubric,
 )
+from shopbench.judges.shop.reference import DeterministicJudge, default_judge
 from shopbench.shopsim.replay import final_cart
 from shopbench.shopsim.types import (
     Directive,
@@ -33,19 +34,12 @@ from shopbench.shopsim.types import (
     UserReply,
     Variant,
 )
-from shopbench.shopsim.verifier.claims import (
-    Claim,
-    claim_rates,
-    deterministic_attribute_label,
-    product_lines,
-    verify_claims,
-)
+from shopbench.shopsim.verifier.claims import claim_rates, verify_claims
 from shopbench.shopsim.verifier.refusal import refusal_metrics
 from shopbench.shopsim.verifier.rubrics import (
     JUDGED_KEYS,
     JUDGED_METHOD,
     REFUSAL_KEYS,
-    RUBRICS,
     judged_metrics,
 )
 

@@ -101,7 +101,7 @@ def backbone_refs(params) -> list[Ref]:
         if nl and nl != "known-answer":
             add(Ref(f"padme.sources[{i}].nl_judge", nl, "40_padme_synthesis", False))
     if P.evaluators is not None:
-        from .judges.padme.evaluators import evaluator_specs
+        from .judges.padme.roster import evaluator_specs
 
         specs = evaluator_specs([_plain(e) for e in P.evaluators], where="padme.evaluators")
         for i, s in enumerate(specs):

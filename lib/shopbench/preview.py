@@ -468,7 +468,7 @@ class _Builder:
 
     # 50: evaluators
     def evaluators(self) -> None:
-        from .judges.padme.evaluators import evaluator_specs, evaluators_from_profile
+        from .judges.padme.roster import evaluator_specs, evaluators_from_profile
 
         P = self.params.padme
         try:

@@ -23,8 +23,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..judges.padme.evaluators import paper_roster_specs
 from ..judges.padme.filters import HeuristicFilterJudge
+from ..judges.padme.roster import paper_roster_specs
 from ..metrics.meta_eval import (
     accuracy_by,
     contamination,

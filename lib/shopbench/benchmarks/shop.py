@@ -13,7 +13,7 @@ import time
 
 import pandas as pd
 
-from ..judges.shop.judge import DeterministicJudge
+from ..judges.shop.reference import DeterministicJudge
 from ..metrics.shop.intervals import bootstrap_success
 from ..shopsim.agents import make_agent
 from ..shopsim.catalog.generate import control_catalog

@@ -224,7 +224,7 @@ class PadmeParams(Section):
     retries: Count = 2  # R
     order_swap: bool = True
     recorded: Name = "../shared/data/tau_bench_airline_trajectories"
-    evaluators: list[EvaluatorItem] | None = None  # None: evaluators.OFFLINE_EVALUATORS
+    evaluators: list[EvaluatorItem] | None = None  # None: roster.OFFLINE_EVALUATORS
     evaluator_runs: PositiveInt = 3
     llm_evaluator_runs: PositiveInt | None = None  # None: evaluator_runs
     # LM evaluators run as anytime sweeps (shopbench.llm.anytime): pairs in a seeded stratified order,

@@ -204,7 +204,8 @@ def make_user(spec: str | None, gateway=None, run_id: str = "shopsim/user", max_
 
 def make_judge(spec: str | None, gateway=None, run_id: str = "shopsim/judge", max_tokens: int = 800):
     """``deterministic`` (offline) or a backbone name for the LLM judge."""
-    from ..judges.shop.judge import DeterministicJudge, LLMJudge
+    from ..judges.shop.judge import LLMJudge
+    from ..judges.shop.reference import DeterministicJudge
 
     if not spec or spec == "deterministic":
         return DeterministicJudge()

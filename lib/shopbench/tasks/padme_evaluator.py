@@ -16,7 +16,7 @@ annotators' choices but not the trajectories, so a pointwise evaluator has nothi
 subject → scorers → metrics: the H.5 prompt (or ``-T prompt=FILE``: the same slots ``{criterion_name}``,
 ``{criterion_description}``, ``{prompt}``, ``{response}``, checked before any call) asked of the model
 for each trajectory of the first ``--limit`` pairs of the seeded stratified order, ``--epochs`` runs each
-(:func:`shopbench.judges.padme.evaluators.score_pairs_anytime`, notebook 50's path, with no time budget);
+(:func:`shopbench.judges.padme.sweep.score_pairs_anytime`, notebook 50's path, with no time budget);
 then :func:`shopbench.metrics.meta_eval.pair_outcomes` and ``evaluator_summary`` (synthetic label) or
 ``reward_label_accuracy`` (reward label; CIs resample tasks): pairwise accuracy with its bootstrap CI
 (ties and parse failures incorrect), accuracy over parsed pairs with its CI, leniency, per-item score
@@ -113,7 +113,7 @@ class PadmeEvaluatorTask:
         return {c.name: c for c in crit}
 
     def prepare(self, *, limit: int | None, seed: int) -> None:
-        from ..judges.padme.evaluators import order_pair_units, pair_units, reward_pair_units
+        from ..judges.padme.sweep import order_pair_units, pair_units, reward_pair_units
         from ..metrics import meta_eval as ME
 
         self._criteria = self._criteria_map()
@@ -201,23 +201,23 @@ class PadmeEvaluatorTask:
 
     # ---- subject -------------------------------------------------------------------------------
     def _spec(self, backbone):
-        from ..judges.padme.evaluators import evaluator_spec
+        from ..judges.padme.roster import evaluator_spec
 
         return evaluator_spec({"name": backbone.name, "backbone": backbone.name})
 
     def calls(self, gateway, backbone, *, epochs: int) -> list:
-        from ..judges.padme.evaluators import _distinct_rollouts
+        from ..judges.padme.sweep import _distinct_rollouts
 
         judge = self._spec(backbone).judge(gateway, "preview", self.max_tokens, template=self.template)
         rolls = _distinct_rollouts(x for u in self.units for x in (u.worse, u.better))
         return judge.calls([(r, self._criterion_of(r), k) for k in range(epochs) for r in rolls])
 
     def run(self, gateway, backbone, *, epochs: int, run_id: str):
-        """Notebook 50's scoring (:func:`~shopbench.judges.padme.evaluators.score_pairs_anytime`, no time
+        """Notebook 50's scoring (:func:`~shopbench.judges.padme.sweep.score_pairs_anytime`, no time
         budget) and :func:`~shopbench.metrics.meta_eval.pair_outcomes`: one row per pair and epoch."""
         import pandas as pd
 
-        from ..judges.padme.evaluators import score_pairs_anytime
+        from ..judges.padme.sweep import score_pairs_anytime
         from ..metrics import meta_eval as ME
 
         spec = self._spec(backbone)

@@ -219,7 +219,7 @@ def filter_pairs_anytime(units, criterion_of, gateway, backbone, *, budget_s: fl
                          seed: int | str = 0, run_id: str = "padme-filter-anytime", max_tokens: int = 1024,
                          cap: int | None = None, clock=None):  # fmt: skip
     """An LLM filter judge (H.4) as one more cascade stage over pairs, as an anytime sweep
-    (:mod:`shopbench.llm.anytime`): ``units`` are :class:`shopbench.judges.padme.evaluators.PairUnit` (in a
+    (:mod:`shopbench.llm.anytime`): ``units`` are :class:`shopbench.judges.padme.sweep.PairUnit` (in a
     seeded order stratified by their ``stratum``, capped at ``cap``), each shown to the judge once in a
     slot order drawn from ``(seed, pair_id)`` (App. C.2: randomized order), until ``budget_s`` seconds
     of model time are spent. Returns ``(frame, result)``: one row per pair judged

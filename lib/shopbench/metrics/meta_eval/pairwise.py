@@ -25,7 +25,7 @@ Inputs are two tables. ``pairs``: one row per pair with ``pair_id``, ``worse_id`
 (x⁺) and attributes (``domain``, ``criterion``, ``contrast``, ``agent_model``, ``task_id``, ``judges``
 …; :func:`pairs_frame` builds it from :class:`~shopbench.padme.types.Pair` objects). ``scores``:
 one row per (``evaluator``, ``rollout_id``, ``run``) with ``score`` (NaN = parse failure or call
-error), as :func:`shopbench.judges.padme.evaluators.score_rollouts` returns.
+error), as :func:`shopbench.judges.padme.sweep.score_rollouts` returns.
 
 Conventions chosen here (the paper does not spell them out):
 
@@ -125,7 +125,7 @@ def pair_outcomes(pairs: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     need = [c for c in ("evaluator", "rollout_id", "run", "score") if c not in scores.columns]
     if need:
         raise ValueError(
-            f"scores table: missing columns {need} (see shopbench.judges.padme.evaluators.score_rollouts)"
+            f"scores table: missing columns {need} (see shopbench.judges.padme.sweep.score_rollouts)"
         )
     ev_codes, ev_names = pd.factorize(scores["evaluator"])
     run_codes, run_vals = pd.factorize(scores["run"], sort=True)
@@ -452,7 +452,7 @@ def _properties_table(properties) -> pd.DataFrame:
         return properties
     if isinstance(properties, Mapping):
         return pd.DataFrame.from_dict(dict(properties), orient="index")
-    from shopbench.judges.padme.evaluators import properties_frame
+    from shopbench.judges.padme.roster import properties_frame
 
     return properties_frame(properties)
 
@@ -463,7 +463,7 @@ def property_correlations(summary: pd.DataFrame, properties=None, columns: Seque
     and the Holm–Bonferroni-adjusted p-value across the tests (``shopbench.stats.holm``).
 
     ``properties``: a DataFrame indexed by evaluator, a mapping evaluator → {property: value} or
-    evaluator specs (:func:`shopbench.judges.padme.evaluators.properties_frame`); columns of ``summary``
+    evaluator specs (:func:`shopbench.judges.padme.roster.properties_frame`); columns of ``summary``
     (tie rate, leniency, …) are used as they are. Evaluators missing a property are left out of
     that test (``n``). Booleans count as 0/1. Rows sorted by ρ, descending."""
     from scipy import stats as st

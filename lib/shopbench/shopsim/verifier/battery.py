@@ -205,10 +205,10 @@ def _judged_functions():
 
 
 def _resolve_judge(required: bool):
-    """``judges.shop.judge.default_judge()``; without the judge module, ``None`` unless ``required``
+    """``judges.shop.reference.default_judge()``; without the judge module, ``None`` unless ``required``
     (tool_call_custom then fails only on a trial that queues a question)."""
     try:
-        return importlib.import_module("shopbench.judges.shop.judge").default_judge()
+        return importlib.import_module("shopbench.judges.shop.reference").default_judge()
     except ImportError:
         if required:
             raise
@@ -236,7 +236,7 @@ def score_trial(
     traj: TrialRecord, products: Mapping[str, ShopProduct], judge: Any = None, judged: bool = True
 ) -> dict:
     """One row of the battery: trial metadata, every applicable key (``None`` when not measurable) and the
-    method of each key. ``judge=None`` uses ``judges.shop.judge.default_judge()``; ``judged=False`` skips the
+    method of each key. ``judge=None`` uses ``judges.shop.reference.default_judge()``; ``judged=False`` skips the
     judged rubric/failure/refusal keys (recorded as ``None``, method kept) while keeping tool_call_custom."""
     _check(traj)
     sc = traj.scenario

@@ -201,7 +201,7 @@ def score_records(
         if judge is None:
             raise ValueError(
                 f"trial {traj.trial_id}: {len(questions)} tool-call question(s) need a judge; pass judge="
-                "(e.g. shopbench.judges.shop.judge.default_judge())"
+                "(e.g. shopbench.judges.shop.reference.default_judge())"
             )
         from ...judges.shop.judge import ask, failure_reason
 
