@@ -63,8 +63,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import exit_on_user_error
-from ..processes import stop_process
+from ...errors import exit_on_user_error
+from ...processes import stop_process
 
 __all__ = [
     "LLAMA_CPP_VERSION",
@@ -1016,7 +1016,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.models:
                     names += [n.strip() for n in args.models.split(",") if n.strip()]
                 if args.profile:  # a name (params/<name>.yaml) or a path; missing or bad YAML: ParamError
-                    from ..config import read_profile_data
+                    from ...config import read_profile_data
 
                     names += models_in_profile(read_profile_data(args.profile)[2])
                 names = list(dict.fromkeys(n.removeprefix(PROVIDER + "/") for n in names))
@@ -1051,7 +1051,7 @@ if __name__ == "__main__":
 def preload(model: str) -> float:
     """Load ``llamacpp/<name>`` (or ``<name>``) in the in-process provider the gateway uses; the load
     time in seconds (0.0 if it was loaded already). Notebook 00 reports it apart from call latency."""
-    from ._litellm import get_litellm
+    from .._litellm import get_litellm
 
     get_litellm()  # registers the provider (and so its handler)
     handlers = list(_LIVE_HANDLERS)
