@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the real types for mypy; at run time each name loads on fir
     from .budget import BudgetExceeded, Estimate  # noqa: F401
     from .contract import Parsed, parse_output  # noqa: F401
     from .gateway import Call, Gateway, redact, results_frame  # noqa: F401
-    from .llamacpp import ModelNotInstalled  # noqa: F401
+    from .llamacpp.registry import ModelNotInstalled  # noqa: F401
     from .local import local_backends, register_local  # noqa: F401
     from .result import CallResult, CallStatus  # noqa: F401
 
@@ -27,7 +27,7 @@ _EXPORTS = {
     ".budget": ["BudgetExceeded", "Estimate"],
     ".contract": ["Parsed", "parse_output"],
     ".gateway": ["Call", "Gateway", "redact", "results_frame"],
-    ".llamacpp": ["ModelNotInstalled"],
+    ".llamacpp.registry": ["ModelNotInstalled"],
     ".local": ["local_backends", "register_local"],
     ".result": ["CallResult", "CallStatus"],
 }

@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._litellm import get_litellm
 from .calllog import CallLog
+from .providers import get_litellm
 
 BATCH_PROVIDERS = ("openai", "anthropic")
 MAX_LINES = 10_000

@@ -180,7 +180,7 @@ _FORM_ERROR = re.compile(r"response_format|json_schema|json_object|schema|gramma
 def get_litellm():
     """litellm with the embedded providers registered, imported on first need: a run on ``local/``
     backends or the lean transport never imports it (seconds saved; issue 26, Speed)."""
-    from ._litellm import get_litellm as registered
+    from .providers import get_litellm as registered
 
     return registered()
 

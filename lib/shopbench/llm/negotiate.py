@@ -13,7 +13,7 @@ The forms, as the gateway sends a call with an output contract (:func:`wire_form
 
 - ``json_schema``: the OpenAI ``response_format`` with the schema (strict);
 - ``json_object_schema``: llama.cpp's ``{"type": "json_object", "schema": ...}`` (the schema's long
-  ``maxLength`` s lowered for llama.cpp's grammar parser, :func:`.llamacpp._grammar_schema`);
+  ``maxLength`` s lowered for llama.cpp's grammar parser, :func:`.llamacpp.runtime.grammar_schema`);
 - ``json_object``: JSON mode without a schema; the schema goes in the prompt (:func:`schema_instruction`);
 - ``text``: no ``response_format``; the schema in the prompt, the answer parsed by the contract.
 
@@ -184,9 +184,9 @@ def wire_format(form: str, schema: dict, name: str = "output") -> tuple[dict | N
     if form == "json_schema":
         return response_format(schema, name), False
     if form == "json_object_schema":
-        from .llamacpp import _grammar_schema
+        from .llamacpp.runtime import grammar_schema
 
-        return {"type": "json_object", "schema": _grammar_schema(schema)}, False
+        return {"type": "json_object", "schema": grammar_schema(schema)}, False
     if form == "json_object":
         return {"type": "json_object"}, True
     if form == "text":

@@ -227,7 +227,7 @@ async def _check_server(s: Subject, base: str, timeout_s: float, probe_timeout_s
 
 
 async def _check_api(s: Subject, timeout_s: float) -> Finding:
-    from ._litellm import get_litellm
+    from .providers import get_litellm
 
     b = s.backbone
     f = Finding(b.name, b.model, b.provider, False, "")
@@ -270,7 +270,7 @@ async def _check_api(s: Subject, timeout_s: float) -> Finding:
 
 
 def _check_project_run(s: Subject) -> Finding:
-    from .llamacpp import MAX_N_CTX, MODELS
+    from .llamacpp.registry import MAX_N_CTX, MODELS
 
     b = s.backbone
     name = b.model_name or b.model.split("/", 1)[-1]
