@@ -16,8 +16,9 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:  # the real types for mypy; at run time each name loads on first use
     from .backends import Backbone, MissingKeyError, UnknownModelError, check_model, parse_backbones  # noqa: F401
     from .budget import BudgetExceeded, Estimate  # noqa: F401
+    from .call import Call, redact  # noqa: F401
     from .contract import Parsed, parse_output  # noqa: F401
-    from .gateway import Call, Gateway, redact, results_frame  # noqa: F401
+    from .gateway import Gateway, results_frame  # noqa: F401
     from .llamacpp.registry import ModelNotInstalled  # noqa: F401
     from .local import local_backends, register_local  # noqa: F401
     from .result import CallResult, CallStatus  # noqa: F401
@@ -26,7 +27,8 @@ _EXPORTS = {
     ".backends": ["Backbone", "MissingKeyError", "UnknownModelError", "check_model", "parse_backbones"],
     ".budget": ["BudgetExceeded", "Estimate"],
     ".contract": ["Parsed", "parse_output"],
-    ".gateway": ["Call", "Gateway", "redact", "results_frame"],
+    ".call": ["Call", "redact"],
+    ".gateway": ["Gateway", "results_frame"],
     ".llamacpp.registry": ["ModelNotInstalled"],
     ".local": ["local_backends", "register_local"],
     ".result": ["CallResult", "CallStatus"],
