@@ -72,7 +72,7 @@ def test_batch_mode_merges_into_cache_and_log(srv, tmp_path):
     assert len(ok) == 8 and all(r["parsed"]["verdict"] in ("GOOD", "BAD") for r in ok)
     assert all(r["cost_usd"] > 0 and r["prompt_tokens"] for r in ok)
     # cost at batch rates: half of what litellm bills the same usage in real time
-    from shopbench.llm._litellm import get_litellm
+    from shopbench.llm.providers import get_litellm
 
     litellm = get_litellm()
     r0 = next(r for r in ok if r["model"] == "openai/gpt-4o-mini")

@@ -32,7 +32,7 @@ def fake_stages(monkeypatch):
 
     def measure(key, records, n_prompts, warmup, calibrate_each):
         if key == "qwen":
-            local_llm.llamacpp.model_path("qwen2.5-coder-1.5b-instruct")  # the real check: not installed
+            local_llm.registry.model_path("qwen2.5-coder-1.5b-instruct")  # the real check: not installed
         return [_row(f"{key}_pacejudge_s_per_call", 87.0)]
 
     monkeypatch.setattr(local_llm, "measure_model", measure)

@@ -10,7 +10,8 @@ import pytest
 
 from shopbench.llm import Gateway, parse_backbones
 from shopbench.llm.backends import started_servers
-from shopbench.llm.llamacpp import is_installed, llama_cpp_available
+from shopbench.llm.llamacpp.registry import is_installed
+from shopbench.llm.llamacpp.runtime import llama_cpp_available
 
 pytestmark = [
     pytest.mark.llamacpp,

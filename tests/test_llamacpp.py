@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from shopbench.llm import llamacpp as L
+from shopbench.llm.llamacpp import cli as CLI
+from shopbench.llm.llamacpp import gguf as G
+from shopbench.llm.llamacpp import install as I
+from shopbench.llm.llamacpp import registry as R
+from shopbench.llm.llamacpp import runtime as RT
+from shopbench.llm.llamacpp import server as S
 
 SMOL = "smollm2-135m-instruct"
 
@@ -59,16 +64,16 @@ def write_gguf(path: Path, arch: str = "llama", name: str = "tiny test model", t
 
 
 def test_read_gguf_metadata(tmp_path):
-    meta = L.read_gguf_metadata(write_gguf(tmp_path / "m.gguf", tail=b"\0" * 64))
+    meta = G.read_gguf_metadata(write_gguf(tmp_path / "m.gguf", tail=b"\0" * 64))
     assert meta["gguf.version"] == 3
     assert meta["gguf.tensor_count"] == 1
     assert meta["gguf.kv_count"] == 10
     assert meta["general.architecture"] == "llama"
     assert meta["general.name"] == "tiny test model"
     assert meta["llama.context_length"] == 2048
-    assert meta["tokenizer.ggml.tokens"] == L.GGUFArray("string", 3)
-    assert meta["tokenizer.ggml.scores"] == L.GGUFArray("float32", 3)
-    assert meta["nested"] == L.GGUFArray("array", 2)
+    assert meta["tokenizer.ggml.tokens"] == G.GGUFArray("string", 3)
+    assert meta["tokenizer.ggml.scores"] == G.GGUFArray("float32", 3)
+    assert meta["nested"] == G.GGUFArray("array", 2)
     # keys after the arrays prove the arrays were skipped exactly
     assert meta["general.file_type"] == 3
     assert meta["some.float"] == 0.5
@@ -79,11 +84,11 @@ def test_read_gguf_metadata(tmp_path):
 def test_read_gguf_rejects_other_files(tmp_path):
     (tmp_path / "x.bin").write_bytes(b"PK\x03\x04 not gguf")
     with pytest.raises(ValueError, match="not a GGUF file"):
-        L.read_gguf_metadata(tmp_path / "x.bin")
+        G.read_gguf_metadata(tmp_path / "x.bin")
     good = write_gguf(tmp_path / "t.gguf").read_bytes()
     (tmp_path / "cut.gguf").write_bytes(good[:60])
     with pytest.raises(ValueError, match="truncated"):
-        L.read_gguf_metadata(tmp_path / "cut.gguf")
+        G.read_gguf_metadata(tmp_path / "cut.gguf")
 
 
 # ── paths and errors ─────────────────────────────────────────────────────────
@@ -92,34 +97,34 @@ def test_read_gguf_rejects_other_files(tmp_path):
 def test_model_dir_env(tmp_path, monkeypatch):
     monkeypatch.setenv("SHOPBENCH_MODEL_DIR", str(tmp_path / "m"))
     monkeypatch.setenv("SHOPBENCH_WHEEL_DIR", str(tmp_path / "w"))
-    assert L.model_dir() == tmp_path / "m"
-    assert L.wheel_dir() == tmp_path / "w"
+    assert R.model_dir() == tmp_path / "m"
+    assert R.wheel_dir() == tmp_path / "w"
     monkeypatch.delenv("SHOPBENCH_MODEL_DIR")
-    assert L.model_dir() == Path.home() / ".cache" / "shopbench" / "models"
+    assert R.model_dir() == Path.home() / ".cache" / "shopbench" / "models"
 
 
 def test_model_not_installed_names_the_command(tmp_path, monkeypatch):
     monkeypatch.setenv("SHOPBENCH_MODEL_DIR", str(tmp_path))
-    for name in L.MODELS:
-        with pytest.raises(L.ModelNotInstalled, match="make local-llm") as ei:
-            L.model_path(name)
+    for name in R.MODELS:
+        with pytest.raises(R.ModelNotInstalled, match="make local-llm") as ei:
+            R.model_path(name)
         assert name in str(ei.value)
         assert isinstance(ei.value, RuntimeError)
-        assert not L.is_installed(name)
-    with pytest.raises(L.ModelNotInstalled) as ei:
-        L.model_path("no-such-model")
-    assert all(n in str(ei.value) for n in L.MODELS)
+        assert not R.is_installed(name)
+    with pytest.raises(R.ModelNotInstalled) as ei:
+        R.model_path("no-such-model")
+    assert all(n in str(ei.value) for n in R.MODELS)
 
 
 def test_registry_pins():
-    assert set(L.MODELS) == {"smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"}
-    for spec in L.MODELS.values():
+    assert set(R.MODELS) == {"smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"}
+    for spec in R.MODELS.values():
         assert len(spec.sha256) == 64 and int(spec.sha256, 16) >= 0
-        assert 0 < spec.n_ctx <= L.MAX_N_CTX
+        assert 0 < spec.n_ctx <= R.MAX_N_CTX
         assert len(spec.parts) == len(spec.packages)
-    qwen = L.MODELS["qwen2.5-coder-1.5b-instruct"]
+    qwen = R.MODELS["qwen2.5-coder-1.5b-instruct"]
     assert [p for _, p in qwen.parts][:2] == ["data/part01.bin", "data/part02.bin"]
-    assert qwen.architecture == "qwen2" and L.MODELS[SMOL].architecture == "llama"
+    assert qwen.architecture == "qwen2" and R.MODELS[SMOL].architecture == "llama"
 
 
 # ── install, with a fake model split over fake packages on sys.path ──────────
@@ -139,67 +144,67 @@ def fake_model(tmp_path, monkeypatch):
         (pkg / "data" / f"part{i + 1:02d}.bin").write_bytes(blob[cuts[i] : cuts[i + 1]])
         parts.append((pkg.name, f"data/part{i + 1:02d}.bin"))
     monkeypatch.syspath_prepend(str(site))
-    spec = L.ModelSpec(
+    spec = R.ModelSpec(
         name="fake", packages=tuple(f"fakemodel-part{i}" for i in (1, 2, 3)), parts=tuple(parts),
         filename="fake.gguf", sha256=hashlib.sha256(blob).hexdigest(), size=len(blob),
         architecture="llama", n_ctx=2048,
     )  # fmt: skip
-    monkeypatch.setitem(L.MODELS, "fake", spec)
+    monkeypatch.setitem(R.MODELS, "fake", spec)
     monkeypatch.setenv("SHOPBENCH_MODEL_DIR", str(tmp_path / "models"))
 
     def no_pip(cmd, what, env=None):
         raise AssertionError(f"unexpected subprocess: {cmd}")
 
-    monkeypatch.setattr(L, "_run", no_pip)
+    monkeypatch.setattr(I, "_run", no_pip)
     return spec, blob, site
 
 
 def test_install_assembles_verifies_and_is_idempotent(fake_model, capsys):
     spec, blob, _ = fake_model
-    out = L.install(["fake"], llama_cpp=False)
+    out = I.install(["fake"], llama_cpp=False)
     path = out["fake"]
-    assert path == L.model_dir() / "fake.gguf" == L.model_path("fake")
+    assert path == R.model_dir() / "fake.gguf" == R.model_path("fake")
     assert path.read_bytes() == blob
     assert Path(str(path) + ".verified").read_text().split()[0] == spec.sha256
     line = capsys.readouterr().out
     assert "fake: installed" in line and "tiny test model" in line
-    assert not list(L.model_dir().glob(".staging-*")) and not list(L.model_dir().glob("*.partial"))
+    assert not list(R.model_dir().glob(".staging-*")) and not list(R.model_dir().glob("*.partial"))
 
-    L.install(["llamacpp/fake"], llama_cpp=False)
+    I.install(["llamacpp/fake"], llama_cpp=False)
     assert "already installed" in capsys.readouterr().out
 
     # a lost sidecar costs one rehash, not a re-assembly
     Path(str(path) + ".verified").unlink()
-    with pytest.raises(L.ModelNotInstalled):
-        L.model_path("fake")
-    L.install(["fake"], llama_cpp=False)
+    with pytest.raises(R.ModelNotInstalled):
+        R.model_path("fake")
+    I.install(["fake"], llama_cpp=False)
     assert "verified existing file" in capsys.readouterr().out
-    assert L.is_installed("fake")
+    assert R.is_installed("fake")
 
 
 def test_install_checksum_mismatch(fake_model, monkeypatch):
     spec, _, _ = fake_model
-    monkeypatch.setitem(L.MODELS, "fake", dataclasses.replace(spec, sha256="0" * 64))
-    with pytest.raises(L.ChecksumMismatch) as ei:
-        L.install(["fake"], llama_cpp=False)
+    monkeypatch.setitem(R.MODELS, "fake", dataclasses.replace(spec, sha256="0" * 64))
+    with pytest.raises(R.ChecksumMismatch) as ei:
+        I.install(["fake"], llama_cpp=False)
     msg = str(ei.value)
     assert "expected " + "0" * 64 in msg and "got " + spec.sha256 in msg
-    assert not (L.model_dir() / "fake.gguf").exists()
+    assert not (R.model_dir() / "fake.gguf").exists()
 
 
 def test_install_wrong_architecture(fake_model, monkeypatch):
     spec, _, _ = fake_model
-    monkeypatch.setitem(L.MODELS, "fake", dataclasses.replace(spec, architecture="qwen2"))
-    with pytest.raises(L.ModelInstallError, match="expected 'qwen2'"):
-        L.install(["fake"], llama_cpp=False)
+    monkeypatch.setitem(R.MODELS, "fake", dataclasses.replace(spec, architecture="qwen2"))
+    with pytest.raises(R.ModelInstallError, match="expected 'qwen2'"):
+        I.install(["fake"], llama_cpp=False)
 
 
 def test_install_names_missing_part(fake_model, monkeypatch):
     _, _, site = fake_model
     (site / "fakemodel_part2" / "data" / "part02.bin").unlink()
-    monkeypatch.setattr(L, "_run", lambda cmd, what, env=None: None)  # "pip" installs nothing
-    with pytest.raises(L.ModelInstallError, match=r"missing model part\(s\): fakemodel-part2"):
-        L.install(["fake"], llama_cpp=False)
+    monkeypatch.setattr(I, "_run", lambda cmd, what, env=None: None)  # "pip" installs nothing
+    with pytest.raises(R.ModelInstallError, match=r"missing model part\(s\): fakemodel-part2"):
+        I.install(["fake"], llama_cpp=False)
 
 
 # ── profiles and CLI ─────────────────────────────────────────────────────────
@@ -222,17 +227,17 @@ notes: "uses llamacpp/ models"
 def test_models_in_profile(tmp_path):
     p = tmp_path / "profile.yaml"
     p.write_text(PROFILE)
-    assert L.models_in_profile(p) == ["smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"]
-    assert L.models_in_profile({"a": [{"server": "llamacpp", "model_name": SMOL}]}) == [SMOL]
-    assert L.models_in_profile({"a": {"server": "llamacpp", "model_name": "unknown"}}) == []
-    assert L.models_in_profile({"a": "openai/gpt-4o"}) == []
+    assert R.models_in_profile(p) == ["smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"]
+    assert R.models_in_profile({"a": [{"server": "llamacpp", "model_name": SMOL}]}) == [SMOL]
+    assert R.models_in_profile({"a": {"server": "llamacpp", "model_name": "unknown"}}) == []
+    assert R.models_in_profile({"a": "openai/gpt-4o"}) == []
 
 
 def test_cli_profile_without_local_models(tmp_path, monkeypatch, capsys):
     p = tmp_path / "p.yaml"
     p.write_text("backbones: {assistant: openai/gpt-4o-mini}\n")
-    monkeypatch.setattr(L, "ensure_llama_cpp", lambda *a, **k: pytest.fail("must not install llama-cpp"))
-    assert L.main(["install", "--profile", str(p)]) == 0
+    monkeypatch.setattr(I, "ensure_llama_cpp", lambda *a, **k: pytest.fail("must not install llama-cpp"))
+    assert CLI.main(["install", "--profile", str(p)]) == 0
     assert "nothing to install" in capsys.readouterr().out
 
 
@@ -240,21 +245,21 @@ def test_cli_profile_installs_only_its_models(tmp_path, monkeypatch):
     p = tmp_path / "p.yaml"
     p.write_text("judge: llamacpp/qwen2.5-coder-1.5b-instruct\n")
     calls = []
-    monkeypatch.setattr(L, "install", lambda names=None, **k: calls.append(names) or {})
-    assert L.main(["install", "--profile", str(p)]) == 0
+    monkeypatch.setattr(I, "install", lambda names=None, **k: calls.append(names) or {})
+    assert CLI.main(["install", "--profile", str(p)]) == 0
     assert calls == [["qwen2.5-coder-1.5b-instruct"]]
-    assert L.main(["install", "--models", f"{SMOL}, llamacpp/{SMOL}"]) == 0
+    assert CLI.main(["install", "--models", f"{SMOL}, llamacpp/{SMOL}"]) == 0
     assert calls[-1] == [SMOL]
 
 
 def test_cli_unknown_model_and_status(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SHOPBENCH_MODEL_DIR", str(tmp_path))
-    monkeypatch.setattr(L, "ensure_llama_cpp", lambda *a, **k: pytest.fail("must not install llama-cpp"))
-    assert L.main(["install", "--models", "gpt-5"]) == 1
+    monkeypatch.setattr(I, "ensure_llama_cpp", lambda *a, **k: pytest.fail("must not install llama-cpp"))
+    assert CLI.main(["install", "--models", "gpt-5"]) == 1
     assert "known models" in capsys.readouterr().err
-    assert L.main(["path", SMOL]) == 1
+    assert CLI.main(["path", SMOL]) == 1
     assert "make local-llm" in capsys.readouterr().err
-    assert L.main(["status"]) == 0
+    assert CLI.main(["status"]) == 0
     out = capsys.readouterr().out
     assert SMOL in out and "not installed" in out
 
@@ -273,7 +278,7 @@ def test_cli_runs_as_module(tmp_path):
 
 def test_optional_params_mapping():
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
-    kw = L._LlamaCppCore._kwargs({
+    kw = RT._LlamaCppCore._kwargs({
         "temperature": 0.0, "top_p": 0.9, "seed": 7, "max_completion_tokens": 12, "stop": "END",
         "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema, "strict": True}},
         "n": 1, "user": "u",
@@ -282,9 +287,9 @@ def test_optional_params_mapping():
         "temperature": 0.0, "top_p": 0.9, "seed": 7, "max_tokens": 12, "stop": ["END"],
         "response_format": {"type": "json_object", "schema": schema},
     }  # fmt: skip
-    assert L._response_format({"type": "json_object"}) == {"type": "json_object"}
-    assert L._response_format({"type": "text"}) is None
-    assert L._messages(
+    assert RT._response_format({"type": "json_object"}) == {"type": "json_object"}
+    assert RT._response_format({"type": "text"}) is None
+    assert RT._messages(
         [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
     ) == [{"role": "user", "content": "ab"}]
 
@@ -294,9 +299,9 @@ def test_module_imports_without_llama_cpp():
 
     code = (
         "import sys; sys.modules['llama_cpp'] = None\n"
-        "from shopbench.llm import llamacpp as L\n"
-        "assert not L.llama_cpp_available()\n"
-        "assert issubclass(L.LlamaCppHandler, __import__('litellm').CustomLLM)\n"
+        "from shopbench.llm.llamacpp import runtime\n"
+        "assert not runtime.llama_cpp_available()\n"
+        "assert issubclass(runtime.LlamaCppHandler, __import__('litellm').CustomLLM)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -306,10 +311,10 @@ def test_module_imports_without_llama_cpp():
 
 
 def _skip_reason() -> str | None:
-    if not L.llama_cpp_available():
-        return f"llama-cpp-python is not installed ({L.INSTALL_COMMAND})"
-    if not L.is_installed(SMOL):
-        return f"{SMOL} is not installed in {L.model_dir()} ({L.INSTALL_COMMAND})"
+    if not RT.llama_cpp_available():
+        return f"llama-cpp-python is not installed ({R.INSTALL_COMMAND})"
+    if not R.is_installed(SMOL):
+        return f"{SMOL} is not installed in {R.model_dir()} ({R.INSTALL_COMMAND})"
     return None
 
 
@@ -318,7 +323,7 @@ def litellm_with_handler():
     import litellm
     from litellm.utils import custom_llm_setup
 
-    handler = L.LlamaCppHandler()
+    handler = RT.LlamaCppHandler()
     saved = list(litellm.custom_provider_map or [])
     litellm.custom_provider_map = [p for p in saved if p["provider"] != "llamacpp"] + [
         {"provider": "llamacpp", "custom_handler": handler}
@@ -407,7 +412,7 @@ def test_litellm_concurrent_calls_are_serialized(litellm_with_handler, monkeypat
 def test_serve_round_trip():
     import litellm
 
-    with L.serve(SMOL, alias="smol-test") as srv:
+    with S.serve(SMOL, alias="smol-test") as srv:
         assert srv.api_base.startswith("http://127.0.0.1:") and srv.api_base.endswith("/v1")
         assert srv.model == "openai/smol-test" and srv.alias == "smol-test"
         r = litellm.completion(
@@ -424,13 +429,13 @@ def test_serve_round_trip():
 @pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
 def test_serve_reports_a_dying_server(tmp_path, monkeypatch):
     # a model file that passes our sidecar check but that llama.cpp cannot load
-    spec = dataclasses.replace(L.MODELS[SMOL], name="broken", filename="broken.gguf", size=200)
-    monkeypatch.setitem(L.MODELS, "broken", spec)
+    spec = dataclasses.replace(R.MODELS[SMOL], name="broken", filename="broken.gguf", size=200)
+    monkeypatch.setitem(R.MODELS, "broken", spec)
     monkeypatch.setenv("SHOPBENCH_MODEL_DIR", str(tmp_path))
     (tmp_path / "broken.gguf").write_bytes(b"GGUF" + b"\0" * 196)
     (tmp_path / "broken.gguf.verified").write_text(spec.sha256 + "\n")
     with pytest.raises(RuntimeError, match="exited with code"):
-        with L.serve("broken", timeout=60):
+        with S.serve("broken", timeout=60):
             pass
 
 
@@ -443,37 +448,37 @@ def test_ensure_llama_cpp_builds_then_installs_from_wheel_cache(tmp_path, monkey
         calls.append((cmd, env))
         if "wheel" in cmd:
             (
-                tmp_path / "wheels" / f"llama_cpp_python-{L.LLAMA_CPP_VERSION}-py3-none-linux_x86_64.whl"
+                tmp_path / "wheels" / f"llama_cpp_python-{I.LLAMA_CPP_VERSION}-py3-none-linux_x86_64.whl"
             ).touch()
         else:
             state["installed"] = True
 
-    monkeypatch.setattr(L, "_run", fake_run)
-    monkeypatch.setattr(L, "_python_has_llama_cpp", lambda python: state["installed"])
-    L.ensure_llama_cpp("/some/python")
+    monkeypatch.setattr(I, "_run", fake_run)
+    monkeypatch.setattr(I, "python_has_llama_cpp", lambda python: state["installed"])
+    I.ensure_llama_cpp("/some/python")
     (build, build_env), (inst, _) = calls
     assert build[:4] == ["/some/python", "-m", "pip", "wheel"] and "-w" in build
-    assert f"llama-cpp-python=={L.LLAMA_CPP_VERSION}" in build
-    assert build_env["CMAKE_ARGS"] == L.PORTABLE_CMAKE_ARGS and "-DGGML_NATIVE=OFF" in L.PORTABLE_CMAKE_ARGS
+    assert f"llama-cpp-python=={I.LLAMA_CPP_VERSION}" in build
+    assert build_env["CMAKE_ARGS"] == I.PORTABLE_CMAKE_ARGS and "-DGGML_NATIVE=OFF" in I.PORTABLE_CMAKE_ARGS
     assert inst[:4] == ["/some/python", "-m", "pip", "install"]
     assert inst[inst.index("--find-links") + 1] == str(tmp_path / "wheels")
-    assert f"llama-cpp-python[server]=={L.LLAMA_CPP_VERSION}" in inst
+    assert f"llama-cpp-python[server]=={I.LLAMA_CPP_VERSION}" in inst
     assert "~5 min" in capsys.readouterr().out
 
     # cached wheel: no build; already importable: nothing at all
     calls.clear()
     state["installed"] = False
-    L.ensure_llama_cpp("/some/python")
+    I.ensure_llama_cpp("/some/python")
     assert [c[0][3] for c in calls] == ["install"]
     calls.clear()
-    L.ensure_llama_cpp("/some/python")
+    I.ensure_llama_cpp("/some/python")
     assert calls == []
 
 
 def test_litellm_unknown_model_is_a_bad_request():
     import litellm
 
-    handler = L.LlamaCppHandler()
+    handler = RT.LlamaCppHandler()
     saved = list(litellm.custom_provider_map or [])
     litellm.custom_provider_map = [p for p in saved if p["provider"] != "llamacpp"] + [
         {"provider": "llamacpp", "custom_handler": handler}
@@ -492,7 +497,7 @@ def test_litellm_unknown_model_is_a_bad_request():
 def test_litellm_context_window_exceeded():
     import litellm
 
-    handler = L.LlamaCppHandler(n_ctx=128)
+    handler = RT.LlamaCppHandler(n_ctx=128)
     saved = list(litellm.custom_provider_map or [])
     litellm.custom_provider_map = [p for p in saved if p["provider"] != "llamacpp"] + [
         {"provider": "llamacpp", "custom_handler": handler}
@@ -508,7 +513,7 @@ def test_litellm_context_window_exceeded():
 
 
 def test_grammar_schema_caps_long_strings_only_for_the_grammar():
-    from shopbench.llm.llamacpp import GRAMMAR_MAX_LENGTH, _response_format
+    from shopbench.llm.llamacpp.runtime import GRAMMAR_MAX_LENGTH, _response_format
 
     schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 1500},
               "b": {"type": "array", "items": {"type": "string", "maxLength": 40}}}}  # fmt: skip

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shopbench.llm import llamacpp as L
+from shopbench.llm.llamacpp import runtime as RT
+from shopbench.llm.llamacpp import server as S
 
 LIB = Path(__file__).resolve().parents[1] / "lib"
 
@@ -46,11 +47,11 @@ def _run(tmp_path: Path, code: str, policy: str | None) -> tuple[subprocess.Comp
 
 
 IN_PROCESS = """
-from shopbench.llm import llamacpp as L
+from shopbench.llm.llamacpp import runtime
 import sys
 assert sys.modules.get("llama_cpp") is None, "importing the module must not import llama_cpp"
-L.model_path = lambda name: "fake.gguf"
-core = L._LlamaCppCore()
+runtime.model_path = lambda name: "fake.gguf"
+core = runtime._LlamaCppCore()
 core._get("smollm2-135m-instruct")
 """
 
@@ -60,7 +61,7 @@ def test_in_process_backend_sets_passive_before_importing_llama_cpp(tmp_path):
     assert r.returncode == 0, r.stderr
     assert lines[0] == {"import": "PASSIVE"}
     kw = lines[1]["llama"]
-    assert kw["n_threads"] == L.N_THREADS and kw["n_batch"] == L.N_BATCH
+    assert kw["n_threads"] == RT.N_THREADS and kw["n_batch"] == RT.N_BATCH
     assert "RuntimeWarning" not in r.stderr
 
 
@@ -71,7 +72,9 @@ def test_a_users_wait_policy_wins(tmp_path):
 
 
 def test_availability_probe_also_sets_the_policy_first(tmp_path):
-    r, lines = _run(tmp_path, "from shopbench.llm import llamacpp as L\nassert L.llama_cpp_available()", None)
+    r, lines = _run(
+        tmp_path, "from shopbench.llm.llamacpp import runtime\nassert runtime.llama_cpp_available()", None
+    )
     assert r.returncode == 0, r.stderr
     assert lines == [{"import": "PASSIVE"}]
 
@@ -84,9 +87,9 @@ def test_setting_the_policy_after_llama_cpp_was_imported_warns(tmp_path):
 
 
 def test_wait_policy_env():
-    assert L.wait_policy_env({"PATH": "/bin"}) == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}
-    assert L.wait_policy_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
-    assert L.wait_policy_env({"OMP_WAIT_POLICY": ""})["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert RT.wait_policy_env({"PATH": "/bin"}) == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}
+    assert RT.wait_policy_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert RT.wait_policy_env({"OMP_WAIT_POLICY": ""})["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
 class _DeadProcess:
@@ -104,17 +107,17 @@ def test_serve_starts_the_server_with_the_wait_policy(tmp_path, monkeypatch, use
         seen.update(cmd=cmd, env=kw.get("env"))
         return _DeadProcess()
 
-    monkeypatch.setattr(L, "model_path", lambda name: tmp_path / "m.gguf")
-    monkeypatch.setattr(L, "_python_has_llama_cpp", lambda python: True)
-    monkeypatch.setattr(L.subprocess, "Popen", fake_popen)
+    monkeypatch.setattr(S, "model_path", lambda name: tmp_path / "m.gguf")
+    monkeypatch.setattr(S, "python_has_llama_cpp", lambda python: True)
+    monkeypatch.setattr(S.subprocess, "Popen", fake_popen)
     if user_policy is None:
         monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     else:
         monkeypatch.setenv("OMP_WAIT_POLICY", user_policy)
     with pytest.raises(RuntimeError, match="exited with code 1"):
-        with L.serve("smollm2-135m-instruct", timeout=5):
+        with S.serve("smollm2-135m-instruct", timeout=5):
             pass
     assert seen["env"]["OMP_WAIT_POLICY"] == (user_policy or "PASSIVE")
     cmd = seen["cmd"]
-    assert cmd[cmd.index("--n_batch") + 1] == str(L.N_BATCH)
-    assert cmd[cmd.index("--n_threads") + 1] == str(L.N_THREADS)
+    assert cmd[cmd.index("--n_batch") + 1] == str(RT.N_BATCH)
+    assert cmd[cmd.index("--n_threads") + 1] == str(RT.N_THREADS)

@@ -156,7 +156,7 @@ def test_malformed_requests_are_not_retried_transient_errors_are(tmp_path):
 
 
 def test_is_malformed_classifies_litellm_errors_too():
-    from shopbench.llm._litellm import get_litellm
+    from shopbench.llm.providers import get_litellm
 
     litellm = get_litellm()
     e = litellm.InternalServerError(message=PYDANTIC_500, llm_provider="openai", model="smol")

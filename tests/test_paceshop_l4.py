@@ -171,19 +171,19 @@ def test_overview_pattern_is_b9_bold_budget():
 def test_llama_cpp_compiles_the_grammar(built):
     """llama.cpp's JSON-schema converter and grammar parser accept the contract (its parser refuses
     repetitions of ~1,000 or more); skipped when llama-cpp-python or SmolLM2 is not installed."""
-    from shopbench.llm import llamacpp
+    from shopbench.llm.llamacpp import registry, runtime
 
-    if not llamacpp.llama_cpp_available() or not llamacpp.is_installed("smollm2-135m-instruct"):
+    if not runtime.llama_cpp_available() or not registry.is_installed("smollm2-135m-instruct"):
         pytest.skip("llama-cpp-python or the SmolLM2 model is not installed (make local-llm)")
     import llama_cpp
     from llama_cpp.llama_grammar import SchemaConverter
 
     item, _ = slices.shared_inputs(built, 1, seed=7)[0]
     conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-    conv.visit(llamacpp._grammar_schema(grammar_schema(item[3])), "")
+    conv.visit(runtime.grammar_schema(grammar_schema(item[3])), "")
     gbnf = conv.format_grammar()
     assert all(f'"\\"{s.evidence_id}\\""' in gbnf for s in item[3].snippets)
-    vocab_only = llama_cpp.Llama(model_path=str(llamacpp.model_path("smollm2-135m-instruct")), vocab_only=True,
+    vocab_only = llama_cpp.Llama(model_path=str(registry.model_path("smollm2-135m-instruct")), vocab_only=True,
                                  verbose=False)  # fmt: skip
     sampler = llama_cpp.llama_cpp.llama_sampler_init_grammar(vocab_only._model.vocab, gbnf.encode(), b"root")
     assert sampler  # NULL when llama.cpp's parser refuses the grammar

@@ -3,6 +3,7 @@ without repeating a call (issue 14 §2). Embedded backend, priced at $0.01 a cal
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 from shopbench.llm import Call, Gateway, parse_backbones
 from shopbench.report import build_index
 from shopbench.report.artifacts import Provenance, read_artifacts, save_table
-from shopbench.report.partial import for_notebooks
+from shopbench.report.partial import for_notebooks, record
 
 PER_CALL = 0.01
 
@@ -35,8 +36,10 @@ def priced(monkeypatch):
 
 
 def _gw(tmp_path, cap):
+    """A notebook-like gateway: partial mode, its runs' counts recorded by report.partial (issue 27 hook)."""
     return Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", max_cost_usd=cap, progress=False,
-                   concurrency={"local": 1}, backbones=parse_backbones(["local/echo"]), budget_mode="partial")  # fmt: skip
+                   concurrency={"local": 1}, backbones=parse_backbones(["local/echo"]), budget_mode="partial",
+                   on_run_end=functools.partial(record, tmp_path / "calls"))  # fmt: skip
 
 
 def test_capped_sweep_is_partial_in_tables_and_index_then_finishes_without_repeats(tmp_path, priced):
@@ -74,8 +77,27 @@ def test_capped_sweep_is_partial_in_tables_and_index_then_finishes_without_repea
     assert for_notebooks(tmp_path / "calls", ["20_pace_judge_sweep"]) is None
 
 
+def test_a_notebooks_gateway_records_a_capped_run(outputs, priced):
+    """The notebook context installs the gateway's run hook (issue 27): a capped sweep in a notebook is
+    in partial.json and in the notebook's own partial note; a gateway without the hook writes nothing."""
+    from shopbench.context import start
+
+    ctx = start("smoke", notebook="20_pace_judge_sweep")
+    gw = ctx.gateway
+    gw.max_cost_usd, gw.concurrency = 0.035, {**gw.concurrency, "local": 1}
+    calls = [Call(f"i{k}", "local/echo", [{"role": "user", "content": f"item {k}"}]) for k in range(10)]
+    gw.run(calls, "20_pace_judge_sweep/hook")
+    assert ctx.partial() == {"calls_done": 3, "calls_total": 10,
+                             "runs": {"20_pace_judge_sweep/hook": {"calls_done": 3, "calls_total": 10}}}  # fmt: skip
+
+    bare = Gateway(cache_dir=outputs / "c2", log_dir=outputs / "calls2", max_cost_usd=0.035, progress=False,
+                   concurrency={"local": 1}, budget_mode="partial")  # fmt: skip
+    bare.run(calls, "20_pace_judge_sweep/bare")
+    assert not (outputs / "calls2" / "partial.json").exists()
+
+
 def test_context_marks_downstream_notebooks_partial(tmp_path, monkeypatch):
-    from shopbench.report.partial import record, upstream
+    from shopbench.report.partial import upstream
 
     assert set(upstream("30_pace_metrics")) == {"30_pace_metrics", "20_pace_judge_sweep", "10_paceshop_build"}
     record(tmp_path, "20_pace_judge_sweep/x", 4, 9)

@@ -51,7 +51,7 @@ def test_real_llama_cpp_server_preflight_negotiation_and_no_retry(gguf, tmp_path
     from shopbench.config import load_profile
     from shopbench.judges.pace.protocols import get_protocol, messages
     from shopbench.llm import Gateway, parse_backbones
-    from shopbench.llm.preflight import preflight
+    from shopbench.preflight import preflight
     from shopbench.preview import _sample_build
 
     monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path / "out"))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from shopbench import preview as PV
+import shopbench.preview as PV
 from shopbench.errors import UserError
 
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY", "GEMINI_API_KEY",
@@ -64,6 +64,7 @@ def test_judge_prompt_sizes_come_from_the_real_prompts(no_calls):
     """The PACE lines' input tokens are the rendered protocol prompts (not a constant)."""
     from shopbench.config import load_profile
     from shopbench.judges.pace.protocols import get_protocol, messages
+    from shopbench.llm.budget import count_tokens
 
     p = _profile(no_calls, "judges", SMALL + "judging: {llm_runs: [{backbone: openai/gpt-5.4-mini, "
                  "protocols: [pacejudge, personalens], subset: 50}], deterministic_judges: [local/checks]}\n")  # fmt: skip
@@ -72,7 +73,7 @@ def test_judge_prompt_sizes_come_from_the_real_prompts(no_calls):
     pj, pl = lines["judge (pacejudge)"], lines["judge (personalens)"]
     assert pj.calls == pl.calls == 50
     rec = next(r for r in PV._sample_build(load_profile(p)).records if r.split == "test")
-    one = PV.count_tokens(messages(get_protocol("pacejudge"), rec))
+    one = count_tokens(messages(get_protocol("pacejudge"), rec))
     assert 0.5 * one < pj.input_tokens / pj.calls < 2 * one
     assert pj.input_tokens != pl.input_tokens  # each protocol's own prompt
     det = next(x for x in pv.lines if x.backbone == "local/checks")

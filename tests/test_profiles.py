@@ -368,10 +368,10 @@ def test_pipeline_bad_value_stops_before_any_notebook(tmp_path, outputs, capsys,
 
 
 def test_models_for_profile_step_reports_unknown_profile(capsys):
-    from shopbench.llm import llamacpp as L
+    from shopbench.llm.llamacpp.cli import main
 
     with pytest.raises(SystemExit) as e:
-        L.main(["install", "--profile", "params/nosuch.yaml"])
+        main(["install", "--profile", "params/nosuch.yaml"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "no parameter file params/nosuch.yaml" in err and "Traceback" not in err
 

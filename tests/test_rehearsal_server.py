@@ -62,7 +62,7 @@ def test_sample_from_schema_satisfies_schema():
 
 @pytest.mark.parametrize("model", MODELS)
 def test_litellm_provider_paths_contract_and_usage(env, model):
-    from shopbench.llm._litellm import get_litellm
+    from shopbench.llm.providers import get_litellm
 
     litellm = get_litellm()
     rf = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA, "strict": True}}
@@ -82,7 +82,7 @@ def test_litellm_provider_paths_contract_and_usage(env, model):
     "model", ["openai/gpt-4o", "anthropic/claude-sonnet-4-5", "hosted_vllm/Qwen/Qwen3-32B"]
 )
 def test_tool_calls_then_text(env, model):
-    from shopbench.llm._litellm import get_litellm
+    from shopbench.llm.providers import get_litellm
 
     litellm = get_litellm()
     msgs: list[dict] = [{"role": "system", "content": "You shop."}, {"role": "user", "content": "find socks"}]

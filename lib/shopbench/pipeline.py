@@ -257,7 +257,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     if preview and needs_gate(prof):  # issue 14 §2: the estimate first; over a limit nothing starts
         pv = check_before_run(str(prof.path), only)
     if preflight:  # issue 25 item 2: every model under test answers, with room for the prompts
-        from .llm.preflight import preflight as check_models
+        from .preflight import preflight as check_models
 
         check_models(
             prof, [s.name for s in steps], preview=pv, log=lambda m: print(f"[{prof.name}] {m}", flush=True)

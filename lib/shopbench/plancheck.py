@@ -120,7 +120,7 @@ def backbone_refs(params) -> list[Ref]:
 
 def model_name_problem(model: str, server: str | None = None, model_name: str | None = None) -> str | None:
     """Why ``model`` is not a name the gateway can resolve (None: it is). No call, no key needed."""
-    from .llm.llamacpp import MODELS
+    from .llm.llamacpp.registry import MODELS
     from .llm.local import local_backends
 
     provider, _, rest = model.partition("/")
@@ -144,7 +144,7 @@ def model_name_problem(model: str, server: str | None = None, model_name: str | 
 
 
 def _known_names(defined: Sequence[str]) -> list[str]:
-    from .llm.llamacpp import MODELS
+    from .llm.llamacpp.registry import MODELS
     from .llm.local import local_backends
 
     return [*defined, *(f"local/{n}" for n in local_backends()), *(f"llamacpp/{n}" for n in MODELS)]

@@ -61,6 +61,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError, exit_on_user_error
+from .llm.budget import count_tokens
+from .llm.budget import text_tokens as _text_tokens
 
 EMBEDDED_S_PER_CALL = 0.075
 """Issue 14: 16,320 deterministic judge calls at 0.065–0.084 s mean latency each in notebook 20."""
@@ -276,24 +278,6 @@ def _hours(
 
 
 # ---- prompt sizes --------------------------------------------------------------------------------
-_TOKENIZER = "gpt-4o"
-
-
-def count_tokens(messages: Sequence[dict]) -> int:
-    """Tokens of a prompt by litellm's token counter (a tiktoken encoding; providers' own tokenizers
-    differ by some percent). Falls back to characters / 4 when the encoding cannot load."""
-    from .llm._litellm import litellm
-
-    try:
-        return int(litellm.token_counter(model=_TOKENIZER, messages=list(messages)))
-    except Exception:  # noqa: BLE001 - an estimate; the characters rule is the budget guard's own
-        return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 4 * len(messages)
-
-
-def _text_tokens(text: str) -> int:
-    return count_tokens([{"role": "assistant", "content": text}])
-
-
 def _sample_build(prof) -> Any:
     """A small PACEShop build (offline generator) from the profile's catalog and seed: its records have
     the shape of the full build's, so their prompts have its sizes."""

@@ -28,7 +28,9 @@ import time
 import httpx
 
 from ..llm import Call, Gateway
-from ..llm.llamacpp import llama_cpp_available, model_path, serve
+from ..llm.llamacpp.registry import model_path
+from ..llm.llamacpp.runtime import llama_cpp_available
+from ..llm.llamacpp.server import serve
 from .common import fake_server_process, rss_mb
 
 LATENCY = 0.1

@@ -3,7 +3,7 @@
 Issue 13 §3. The prompts are real PACEJudge calls (seed 000, App. D.4) built by the project's own
 builders (:func:`shopbench.judges.pace.sweep.build_calls` on a stratified subset of the test split of a
 smoke-settings PACEShop build), sent in sweep order through the project's in-process provider
-(:class:`shopbench.llm.llamacpp.LlamaCppHandler`: chat template, JSON-schema grammar, temperature 0,
+(:class:`shopbench.llm.llamacpp.runtime.LlamaCppHandler`: chat template, JSON-schema grammar, temperature 0,
 the protocol's ``max_tokens``). Timing uses ``pacejudge_prefix_first``, whose fixed parts come
 before the record, so each call reuses the KV cache of the prefix it shares with the previous one.
 
@@ -33,7 +33,7 @@ full numbers in ``docs/DESIGN.md``, "Local LLM speed"): SmolLM2 median 164 s per
 (87 s in D.4 order at lower load), prompt eval ~94 tokens/s, generation ~12 tokens/s, floor_ratio
 1.22 (1.10 with all prompt tokens), shared prefix 19 % prefix-first vs 4.6 % in D.4 order. An
 interleaved n_threads × n_batch sweep found 1 thread as fast on prompts and faster on generation, so
-:data:`shopbench.llm.llamacpp.N_THREADS` is 1; ``N_BATCH`` stays 512.
+:data:`shopbench.llm.llamacpp.runtime.N_THREADS` is 1; ``N_BATCH`` stays 512.
 
 CLI::
 
@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..llm import llamacpp  # sets OMP_WAIT_POLICY before llama_cpp is imported
+from ..llm.llamacpp import registry, runtime  # sets OMP_WAIT_POLICY before llama_cpp is imported
 
 PROTOCOL = "pacejudge_prefix_first"
 VERBATIM = "pacejudge"
@@ -107,7 +107,7 @@ def judge_calls(records: Sequence, protocol: str, model: str) -> list:
 
     with tempfile.TemporaryDirectory() as tmp:
         gw = Gateway(cache_dir=f"{tmp}/cache", log_dir=f"{tmp}/calls", progress=False)
-        return build_calls(gw, [protocol], [f"{llamacpp.PROVIDER}/{model}"], list(records))
+        return build_calls(gw, [protocol], [f"{registry.PROVIDER}/{model}"], list(records))
 
 
 def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -182,11 +182,11 @@ def settings_sweep(
     model: str, ids: Sequence[int], threads=SWEEP_THREADS, batches=SWEEP_BATCHES
 ) -> list[dict]:
     """Prompt-eval and generation rates of ``model`` for each n_threads × n_batch (n_ubatch = n_batch)."""
-    Llama = llamacpp._import_llama_cpp().Llama
+    Llama = runtime.import_llama_cpp().Llama
     rows = []
     for n_threads in threads:
         for n_batch in batches:
-            llm = Llama(model_path=str(llamacpp.model_path(model)), n_ctx=llamacpp.MAX_N_CTX, n_threads=n_threads,
+            llm = Llama(model_path=str(registry.model_path(model)), n_ctx=registry.MAX_N_CTX, n_threads=n_threads,
                         n_threads_batch=n_threads, n_batch=n_batch, n_ubatch=n_batch, verbose=False)  # fmt: skip
             try:
                 p, g = calibrate(llm, ids)
@@ -225,7 +225,7 @@ def measure_model(
     """The timing results of one model on ``pacejudge_prefix_first`` (see the module docstring)."""
     model = MODELS[key]
     load0 = _load()
-    core = llamacpp._handler_class()()
+    core = runtime.handler_class()()
     try:
         calls = judge_calls(records, PROTOCOL, model)
         verbatim = judge_calls(records, VERBATIM, model)
@@ -249,8 +249,8 @@ def measure_model(
 def measure_prefix_only(key: str, records: Sequence) -> list[dict]:
     """Only the tokenizer-level results (no model call): ``prefix_shared_fraction`` for both orders,
     from the model's vocabulary alone (``vocab_only``: loads in seconds even for Qwen)."""
-    Llama = llamacpp._import_llama_cpp().Llama
-    llm = Llama(model_path=str(llamacpp.model_path(MODELS[key])), vocab_only=True, verbose=False)
+    Llama = runtime.import_llama_cpp().Llama
+    llm = Llama(model_path=str(registry.model_path(MODELS[key])), vocab_only=True, verbose=False)
     try:
         shared = {p: prefix_shared_fraction([user_tokens(llm, c) for c in judge_calls(records, p, MODELS[key])])
                   for p in (PROTOCOL, VERBATIM)}  # fmt: skip
@@ -270,7 +270,7 @@ def measure_verbatim(key: str, records: Sequence, n_prompts: int) -> list[dict]:
     """The same records in D.4 order (``pacejudge``), after one warm-up call: what the reorder saves."""
     model = MODELS[key]
     load0 = _load()
-    core = llamacpp._handler_class()()
+    core = runtime.handler_class()()
     try:
         calls = judge_calls(records, VERBATIM, model)
         time_calls(core, model, calls[:1], calibrate_each=False)
@@ -333,8 +333,8 @@ def _doc(results: list[dict]) -> dict:
     from .runner import machine
 
     return {"benchmark": "local_llm", "machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "n_threads": llamacpp._threads(),
-            "n_batch": llamacpp._batch(), "results": results}  # fmt: skip
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "n_threads": runtime.default_threads(),
+            "n_batch": runtime.default_batch(), "results": results}  # fmt: skip
 
 
 def run(models: Sequence[str] = ("smollm2", "qwen"), n_prompts: int = 5, out: str | os.PathLike | None = None,
@@ -391,8 +391,8 @@ def stage_failure(stage: str, e: BaseException) -> dict:
     """The result row of a stage that raised: its one-line reason and, for a model that is not
     installed, the command that installs it (issue 26 §6)."""
     first = (str(e).strip().splitlines() or [""])[0][:400]
-    if isinstance(e, llamacpp.ModelNotInstalled):
-        first += f" — run: {llamacpp.INSTALL_COMMAND} (or make bench, which installs the models it times)"
+    if isinstance(e, registry.ModelNotInstalled):
+        first += f" — run: {registry.INSTALL_COMMAND} (or make bench, which installs the models it times)"
     return _result(f"stage {stage}", None, None, None, False, f"failed: {type(e).__name__}: {first}",
                    stage=stage, failed=True)  # fmt: skip
 
@@ -411,7 +411,7 @@ def bench_local_llm() -> list[dict]:
 
 def _sweep_result(records: Sequence) -> dict:
     model = MODELS["smollm2"]
-    core = llamacpp._handler_class()()
+    core = runtime.handler_class()()
     try:
         ids = user_tokens(core._get(model)[0], judge_calls(records[:1], PROTOCOL, model)[0])
     finally:

@@ -17,11 +17,13 @@ if TYPE_CHECKING:  # the real types for mypy; at run time each name loads on fir
     from .anytime import budget_seconds, plan_caption, plan_columns  # noqa: F401
     from .backends import Backbone, MissingKeyError, UnknownModelError, check_model, parse_backbones  # noqa: F401
     from .budget import BudgetExceeded, Estimate  # noqa: F401
+    from .call import Call, redact  # noqa: F401
     from .contract import Parsed, parse_output  # noqa: F401
-    from .gateway import Call, Gateway, redact, results_frame  # noqa: F401
-    from .llamacpp import ModelNotInstalled, preload  # noqa: F401
+    from .gateway import Gateway, results_frame  # noqa: F401
+    from .llamacpp.registry import ModelNotInstalled  # noqa: F401
     from .local import local_backends, register_local  # noqa: F401
     from .outcomes import OUTCOME_COLUMNS, count_line  # noqa: F401
+    from .providers import preload  # noqa: F401
     from .result import CallResult, CallStatus  # noqa: F401
 
 _EXPORTS = {
@@ -29,8 +31,10 @@ _EXPORTS = {
     ".backends": ["Backbone", "MissingKeyError", "UnknownModelError", "check_model", "parse_backbones"],
     ".budget": ["BudgetExceeded", "Estimate"],
     ".contract": ["Parsed", "parse_output"],
-    ".gateway": ["Call", "Gateway", "redact", "results_frame"],
-    ".llamacpp": ["ModelNotInstalled", "preload"],
+    ".call": ["Call", "redact"],
+    ".gateway": ["Gateway", "results_frame"],
+    ".llamacpp.registry": ["ModelNotInstalled"],
+    ".providers": ["preload"],
     ".local": ["local_backends", "register_local"],
     ".outcomes": ["OUTCOME_COLUMNS", "count_line"],
     ".result": ["CallResult", "CallStatus"],

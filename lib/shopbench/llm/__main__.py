@@ -2,6 +2,6 @@
 
 import sys
 
-from .llamacpp import main
+from .llamacpp.cli import main
 
 sys.exit(main())

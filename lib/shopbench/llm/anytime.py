@@ -77,7 +77,7 @@ from typing import Any, Generic, Literal, TypeVar
 from ..progress import report as report_progress
 from ..progress import tqdm
 from .cache import thread_connection
-from .gateway import Call
+from .call import Call
 
 T = TypeVar("T")
 U = TypeVar("U")

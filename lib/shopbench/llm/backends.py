@@ -162,7 +162,8 @@ def check_model(
 ) -> None:
     """Raise a clear error when ``model`` cannot be called here: unknown name, model not
     installed (says which command installs it) or missing key (names the environment variable)."""
-    from .llamacpp import ModelNotInstalled, llama_cpp_available, model_path
+    from .llamacpp.registry import ModelNotInstalled, model_path
+    from .llamacpp.runtime import llama_cpp_available
     from .local import local_backends
 
     provider, _, rest = model.partition("/")
@@ -197,7 +198,7 @@ def check_model(
 
 
 def _unknown(model: str, configured: list[str] | None) -> str:
-    from .llamacpp import MODELS
+    from .llamacpp.registry import MODELS
     from .local import local_backends
 
     embedded = [f"local/{n}" for n in sorted(local_backends())] + [f"llamacpp/{n}" for n in sorted(MODELS)]
@@ -228,7 +229,7 @@ def _start_server(kind: str, model_name: str, alias: str, replica: int = 0) -> s
         raise ValueError(f"unknown server kind {kind!r}; the project starts 'llamacpp' servers")
     key = f"{kind}:{model_name}:{alias}" + (f":{replica}" if replica else "")
     if key not in _started:
-        from .llamacpp import serve
+        from .llamacpp.server import serve
 
         _started[key] = _servers.enter_context(serve(model_name, alias=alias))
     return _started[key].api_base

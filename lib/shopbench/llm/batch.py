@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._litellm import get_litellm
 from .calllog import CallLog
+from .providers import get_litellm
 
 BATCH_PROVIDERS = ("openai", "anthropic")
 MAX_LINES = 10_000
@@ -93,7 +93,7 @@ def open_batches(state: CallLog) -> dict[str, dict]:
 
 # ---- request bodies ------------------------------------------------------------------------------
 def _openai_body(gw, c) -> dict:
-    from .gateway import GENERATION_KEYS
+    from .call import GENERATION_KEYS
 
     body: dict[str, Any] = {"model": c.model.split("/", 1)[1], "messages": list(c.messages)}
     body.update({k: v for k, v in c.params.items() if k in GENERATION_KEYS})
@@ -106,7 +106,7 @@ def _openai_body(gw, c) -> dict:
 
 def _anthropic_params(gw, c) -> dict:
     """The Messages body litellm would send for this call (litellm's AnthropicConfig transform)."""
-    from .gateway import GENERATION_KEYS
+    from .call import GENERATION_KEYS
     from .usage import with_cache_control
 
     litellm = get_litellm()
@@ -176,7 +176,7 @@ async def _content(provider: str, file_id: str, api_base: str | None) -> list[di
 
 def _stored(gw, provider: str, model: str, body: dict, latency: float) -> dict:
     """A result line's chat.completion body as the gateway's cache entry."""
-    from .gateway import _clean_json, _clean_text
+    from .call import clean_json, clean_text
     from .usage import cache_tokens
 
     litellm = get_litellm()
@@ -198,8 +198,8 @@ def _stored(gw, provider: str, model: str, body: dict, latency: float) -> dict:
     except Exception:  # noqa: BLE001 - an unpriced model costs what we cannot know; say 0
         cost = 0.0
     return {
-        "raw_output": _clean_text(content),
-        "tool_calls": _clean_json(tool_calls) if tool_calls else None,
+        "raw_output": clean_text(content),
+        "tool_calls": clean_json(tool_calls) if tool_calls else None,
         "finish_reason": finish,
         "prompt_tokens": usage.get("prompt_tokens"),
         "completion_tokens": usage.get("completion_tokens"),

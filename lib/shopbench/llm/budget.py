@@ -7,6 +7,7 @@ the completion: an upper bound for planning, not a bill.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 EMBEDDED_PROVIDERS = ("local", "llamacpp")
@@ -34,6 +35,27 @@ def price_per_token(model: str) -> tuple[float, float] | None:
 
 def estimate_tokens(messages: list[dict]) -> int:
     return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 4 * len(messages)
+
+
+TOKENIZER = "gpt-4o"  # the project's token count: litellm's tiktoken encoding for this model
+
+
+def count_tokens(messages: Sequence[dict]) -> int:
+    """Tokens of a prompt by litellm's token counter (a tiktoken encoding; providers' own tokenizers
+    differ by some percent). Falls back to :func:`estimate_tokens` (characters / 4) when the encoding
+    cannot load. The preview's prompt sizes and the negotiation's context probe both count with it
+    (issue 27: here in ``llm``, below both)."""
+    from ._litellm import litellm
+
+    try:
+        return int(litellm.token_counter(model=TOKENIZER, messages=list(messages)))
+    except Exception:  # noqa: BLE001 - an estimate; the characters rule is the budget guard's own
+        return estimate_tokens(list(messages))
+
+
+def text_tokens(text: str) -> int:
+    """Tokens of ``text`` as one assistant message (:func:`count_tokens`)."""
+    return count_tokens([{"role": "assistant", "content": text}])
 
 
 def estimate_call_cost(model: str, messages: list[dict], params: dict) -> float | None:

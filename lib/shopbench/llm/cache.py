@@ -42,7 +42,7 @@ def cache_key(
 
     The hashed text is ``canonical_json`` of ``{model, api_base, messages, params, tools,
     response_format, repeat}``, assembled from parts: ``messages_json`` (``canonical_json(messages)``,
-    which a :class:`~shopbench.llm.gateway.Call` computes once for its prompt hash too) between the
+    which a :class:`~shopbench.llm.call.Call` computes once for its prompt hash too) between the
     sorted keys before and after it, so the long prompt is serialised once per call and the key is
     the same text, byte for byte, as serialising the whole mapping."""
     if messages_json is None:

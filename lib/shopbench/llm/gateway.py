@@ -12,34 +12,28 @@ lost or duplicated and no successful call is repeated.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-import functools
-import hashlib
-import json
 import os
 import random
 import re
 import sys
-import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast, overload
 
 from .. import secrets
 from ..progress import report as report_progress
 from ..progress import tqdm
-from ..strictjson import storable
 from .backends import Backbone, api_key_for, check_model
 from .budget import BudgetExceeded, Estimate, actual_cost, estimate_call_cost, price_per_token
-from .cache import ResponseCache, cache_key, canonical_json
+from .cache import ResponseCache
+from .call import GENERATION_KEYS, Call, clean_json, clean_text
 from .calllog import CallLog
-from .contract import check_schema, parse_output, response_format
+from .contract import check_schema, parse_output
 from .negotiate import CapsStore, ServerCaps, caps_key, negotiate, wire_format, with_schema_in_prompt
 from .result import CallResult
-from .transport import Fleet, TransportError, client, is_malformed
+from .transport import Fleet, TransportError, client, is_malformed, run_sync
 from .usage import cache_tokens, plan, with_cache_control
 
 # providers whose calls with an ``api_base`` are OpenAI-compatible endpoints: they go over the lean
@@ -51,87 +45,7 @@ LOG_FLUSH_S = 0.5  # ... or seconds since the last write (a killed run's lost ro
 INLINE_LOCAL_S = 0.02  # a local backend averaging under this runs on the loop, not in a worker thread
 
 DEFAULT_CONCURRENCY = {"llamacpp": 1, "local": 4, "default": 8}
-GENERATION_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "presence_penalty",
-                   "frequency_penalty", "logprobs", "top_logprobs", "tool_choice", "reasoning_effort")  # fmt: skip
 DONE = ("ok", "parse_error")
-
-
-@dataclass(frozen=True)
-class Call:
-    """One model call: what to ask (messages, settings, output contract) and of whom."""
-
-    item_id: str
-    model: str
-    messages: Sequence[dict]
-    params: dict = field(default_factory=dict)
-    schema: dict | None = None
-    schema_name: str = "output"
-    tools: Sequence[dict] | None = None
-    repeat: int = 0
-    api_base: str | None = None
-    # what the cache key uses instead of api_base: a project-started server gets a new port each
-    # run, so its calls are keyed by the model it serves ("llamacpp-server:<model>")
-    cache_base: str | None = None
-    # several servers for this model (a fleet): each attempt goes to one of them (see transport.Fleet);
-    # ``api_base`` is the first, and the cache key uses ``cache_base`` ("fleet:<model>")
-    fleet: tuple[str, ...] = ()
-
-    @functools.cached_property
-    def response_format(self) -> dict | None:
-        return response_format(self.schema, self.schema_name) if self.schema is not None else None
-
-    @functools.cached_property
-    def messages_json(self) -> str:
-        """``canonical_json`` of the messages, once: the cache key and the prompt hash both hash it."""
-        return canonical_json(list(self.messages))
-
-    @functools.cached_property
-    def prompt_hash(self) -> str:
-        return hashlib.sha256(self.messages_json.encode()).hexdigest()[:16]
-
-    @property
-    def key(self) -> str:
-        """The cache key, computed once per call (per code version for a ``local/`` backend)."""
-        memo = self.__dict__.get("_key_memo")
-        version = None
-        if self.model.startswith("local/"):  # deterministic code can change; its version keys the cache
-            local = sys.modules.get(f"{__package__}.local")
-            if local is None:
-                from . import local
-            version = local.code_version(self.model.split("/", 1)[1])
-        if memo is not None and memo[0] == version:
-            return memo[1]
-        params = self.params if version is None else {**self.params, "_local_code_version": version}
-        key = cache_key(
-            model=self.model,
-            api_base=self.cache_base or self.api_base,
-            messages=self.messages,
-            params=params,
-            tools=list(self.tools) if self.tools else None,
-            response_format=self.response_format,
-            repeat=self.repeat,
-            messages_json=self.messages_json,
-        )
-        self.__dict__["_key_memo"] = (version, key)  # frozen dataclass: memo beside the fields
-        return key
-
-    @property
-    def provider(self) -> str:
-        return self.model.split("/", 1)[0] if "/" in self.model else "openai"
-
-
-def prompt_hash(messages: Sequence[dict]) -> str:
-    return hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest()[
-        :16
-    ]  # canonical_json is storable
-
-
-def redact(text: str | None, values: Sequence[str] | None = None) -> str | None:
-    """Text bound for disk with every secret environment value, partial echo of one
-    (case-insensitive) and key-shaped token removed (:func:`shopbench.secrets.redact`). ``values``:
-    the secret values to remove (a run computes :func:`shopbench.secrets.secret_values` once);
-    default: read from the environment now."""
-    return secrets.redact(text, values) if isinstance(text, str) else text
 
 
 def _log_start(done: dict) -> float | None:
@@ -151,36 +65,13 @@ def _made_in_this_log(stored: dict, log_start: float | None) -> bool:
     return True if not isinstance(made, int | float) else made >= log_start - 1.0
 
 
-def _clean_text(text: Any, values: Sequence[str] | None = None) -> str | None:
-    """A model's text as the gateway keeps it: redacted and storable (a lone surrogate becomes its
-    ``\\udXXX`` escape, so the cache, the call log and every table downstream can write it)."""
-    if text is None:
-        return None
-    if not isinstance(text, str):  # content parts or another provider shape: kept as its JSON text
-        text = json.dumps(text, ensure_ascii=False, default=str)
-    return storable(redact(text, values))
-
-
-def _clean_json(obj: Any, values: Sequence[str] | None = None) -> Any:
-    """``obj`` (tool calls) with every string redacted and storable."""
-    if isinstance(obj, str):
-        return storable(redact(obj, values))
-    if isinstance(obj, dict):
-        return {_clean_json(k, values): _clean_json(v, values) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean_json(v, values) for v in obj]
-    if obj is None or isinstance(obj, bool | int | float):
-        return obj
-    return _clean_json(str(obj), values)
-
-
 _FORM_ERROR = re.compile(r"response_format|json_schema|json_object|schema|grammar", re.I)
 
 
 def get_litellm():
     """litellm with the embedded providers registered, imported on first need: a run on ``local/``
     backends or the lean transport never imports it (seconds saved; issue 26, Speed)."""
-    from ._litellm import get_litellm as registered
+    from .providers import get_litellm as registered
 
     return registered()
 
@@ -206,27 +97,6 @@ def is_retryable(exc: BaseException) -> bool:
             return True
     code = getattr(exc, "status_code", None)
     return isinstance(code, int) and (code in (408, 409, 429) or code >= 500)
-
-
-class _Loop:
-    """A process-wide event loop in a worker thread, for the sync API inside Jupyter (whose kernel
-    already runs a loop) and for keeping litellm's async clients on one loop across runs."""
-
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def run(cls, coro):
-        with cls._lock:
-            if cls._loop is None:
-                cls._loop = asyncio.new_event_loop()
-                threading.Thread(target=cls._loop.run_forever, name="shopbench-gateway", daemon=True).start()
-        fut: concurrent.futures.Future = asyncio.run_coroutine_threadsafe(coro, cls._loop)
-        try:
-            return fut.result()
-        except KeyboardInterrupt:
-            fut.cancel()
-            raise
 
 
 class _GroupCommit:
@@ -287,6 +157,7 @@ class Gateway:
         batch_min_calls: int = 20,
         budget_mode: str = "raise",
         transport: str | None = None,
+        on_run_end: Callable[[str, int, int], None] | None = None,
     ):
         self.cache = ResponseCache(cache_dir)
         self.log_dir = Path(log_dir)
@@ -297,9 +168,13 @@ class Gateway:
         self.backoff_max_s = float(backoff_max_s)
         self.max_cost_usd = max_cost_usd
         # "raise": a cost-cap stop raises BudgetExceeded; "partial" (notebooks): the calls not made come
-        # back as error rows ("not called: ...", never logged or cached) and the stop is recorded in
-        # <log_dir>/partial.json, so the tables built from the sweep say "partial: n of N calls"
+        # back as error rows ("not called: ...", never logged or cached)
         self.budget_mode = budget_mode
+        # issue 27: the gateway knows nothing of reports. After each run it calls
+        # on_run_end(run_id, calls made, calls planned) (the difference: calls the cost cap stopped);
+        # a notebook's context installs shopbench.report.partial.record for its calls folder, so the
+        # tables built from a capped sweep say "partial: n of N calls"
+        self.on_run_end = on_run_end
         self.progress = progress
         self.backbones = {b.name: b for b in backbones}
         # "auto": lean transport for OpenAI-compatible endpoints and local backends; "litellm": every
@@ -396,7 +271,7 @@ class Gateway:
     ) -> list[CallResult] | Estimate:
         """Synchronous :meth:`arun` (safe inside Jupyter: runs on the gateway's own loop thread): one
         :class:`~shopbench.llm.result.CallResult` per call, in order (a dry run: the :class:`Estimate`)."""
-        return _Loop.run(self.arun(calls, run_id, dry_run=dry_run, desc=desc))
+        return run_sync(self.arun(calls, run_id, dry_run=dry_run, desc=desc))
 
     def _pending(self, calls: Sequence[Call], run_id: str) -> tuple[list[Call], dict, CallLog]:
         seen: set[tuple[str, str]] = set()
@@ -561,9 +436,8 @@ class Gateway:
             writer.flush()
             bar.close()
         self.stats["cost_usd"] = self.spent_usd
-        from ..report.partial import record as record_partial
-
-        record_partial(self.log_dir, run_id, len(calls) - len(budget_stopped), len(calls))
+        if self.on_run_end is not None:
+            self.on_run_end(run_id, len(calls) - len(budget_stopped), len(calls))
         if budget_stopped and self.budget_mode == "partial":
             print(f"run {run_id!r}: cost cap ${self.max_cost_usd} reached after ${self.spent_usd:.4f}; "
                   f"{len(budget_stopped)} of {len(calls)} calls were not made (partial; raise "
@@ -836,8 +710,8 @@ class Gateway:
             usage = answer["usage"] or {}
             cached_read, cache_write = cache_tokens(usage)
             stored = {
-                "raw_output": _clean_text(answer["content"], redaction),
-                "tool_calls": _clean_json(answer["tool_calls"], redaction) if answer["tool_calls"] else None,
+                "raw_output": clean_text(answer["content"], redaction),
+                "tool_calls": clean_json(answer["tool_calls"], redaction) if answer["tool_calls"] else None,
                 "finish_reason": answer["finish_reason"],
                 "prompt_tokens": usage.get("prompt_tokens"),
                 "completion_tokens": usage.get("completion_tokens"),
@@ -887,8 +761,8 @@ class Gateway:
         if cleaned:
             raw, tool_calls = stored.get("raw_output"), stored.get("tool_calls")
         else:
-            raw = _clean_text(stored.get("raw_output"), redaction)
-            tool_calls = _clean_json(stored.get("tool_calls"), redaction)
+            raw = clean_text(stored.get("raw_output"), redaction)
+            tool_calls = clean_json(stored.get("tool_calls"), redaction)
         parsed = parse_output(raw, c.schema, stored.get("finish_reason"))
         if stored.get("tool_calls") and stored.get("raw_output") is None and c.schema is None:
             parsed = parsed.__class__(True, value=None)
@@ -924,7 +798,7 @@ class Gateway:
             "prompt_hash": c.prompt_hash, "status": "error", "raw_output": None, "tool_calls": None,
             "parsed": None, "parse_error": None, "finish_reason": None, "prompt_tokens": None,
             "completion_tokens": None, "cached_tokens": None, "cache_write_tokens": None, "cost_usd": 0.0, "latency_s": round(latency, 6), "model_latency_s": None, "cache_hit": False,
-            "attempts": attempts, "error": _clean_text(error), "ts": time.time(),
+            "attempts": attempts, "error": clean_text(error), "ts": time.time(),
         }  # fmt: skip
 
     # ---- reading back ---------------------------------------------------------------------

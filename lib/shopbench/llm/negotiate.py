@@ -13,7 +13,7 @@ The forms, as the gateway sends a call with an output contract (:func:`wire_form
 
 - ``json_schema``: the OpenAI ``response_format`` with the schema (strict);
 - ``json_object_schema``: llama.cpp's ``{"type": "json_object", "schema": ...}`` (the schema's long
-  ``maxLength`` s lowered for llama.cpp's grammar parser, :func:`.llamacpp._grammar_schema`);
+  ``maxLength`` s lowered for llama.cpp's grammar parser, :func:`.llamacpp.runtime.grammar_schema`);
 - ``json_object``: JSON mode without a schema; the schema goes in the prompt (:func:`schema_instruction`);
 - ``text``: no ``response_format``; the schema in the prompt, the answer parsed by the contract.
 
@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import secrets
-from .transport import APIConnectionError, Timeout, TransportError, client, is_malformed
+from .budget import count_tokens, text_tokens
+from .transport import APIConnectionError, Timeout, TransportError, client, is_malformed, run_sync
 
 FORMS = ("json_schema", "json_object_schema", "json_object", "text")
 FORM_LABELS = {
@@ -184,9 +185,9 @@ def wire_format(form: str, schema: dict, name: str = "output") -> tuple[dict | N
     if form == "json_schema":
         return response_format(schema, name), False
     if form == "json_object_schema":
-        from .llamacpp import _grammar_schema
+        from .llamacpp.runtime import grammar_schema
 
-        return {"type": "json_object", "schema": _grammar_schema(schema)}, False
+        return {"type": "json_object", "schema": grammar_schema(schema)}, False
     if form == "json_object":
         return {"type": "json_object"}, True
     if form == "text":
@@ -273,14 +274,13 @@ async def negotiate_form(
 def probe_text(tokens: int) -> str:
     """English prose of about ``tokens`` tokens by the project's counter (the preview's), from the
     project's judge prompt (the kind of text the run sends)."""
-    from ..preview import _text_tokens
-    from ..prompts import read_prompt
+    from ..paths import prompts_dir
 
     try:
-        unit = read_prompt("judge_pacejudge", "the context probe")
+        unit = (prompts_dir() / "judge_pacejudge.txt").read_text(encoding="utf-8")
     except Exception:  # noqa: BLE001 - any prose does
         unit = "The shopper asked for a vegan leather wallet under forty dollars with RFID blocking. " * 20
-    per = max(1, _text_tokens(unit))
+    per = max(1, text_tokens(unit))
     return (unit + "\n") * max(1, math.ceil(tokens / per))
 
 
@@ -308,8 +308,6 @@ async def probe_context(
     Returns ``{"accepted": bool, "window": int | None, "server_tokens": int | None, "estimate": int,
     "message": str}``: ``server_tokens`` is the prompt's length in the server's tokens (from the
     answer's usage, or from the refusal), ``estimate`` the project's count of the same prompt."""
-    from ..preview import count_tokens
-
     msgs = [{"role": "user", "content": probe_text(tokens) + "\nReply with the word OK."}]
     estimate = count_tokens(msgs)
     body = {"model": model, "messages": msgs, "max_tokens": 1, "temperature": 0}
@@ -390,9 +388,7 @@ async def _probe_into(caps: ServerCaps, need_tokens: int, api_key: str | None, t
 
 def negotiate_sync(api_base: str, model: str, **kw: Any) -> ServerCaps:
     """:func:`negotiate` from synchronous code (on the gateway's loop thread, so inside Jupyter too)."""
-    from .gateway import _Loop
-
-    return _Loop.run(negotiate(api_base, model, **kw))
+    return run_sync(negotiate(api_base, model, **kw))
 
 
 def needed_window(prompt_tokens: int, output_tokens: int, ratio: float | None) -> int:

@@ -1,8 +1,10 @@
-"""Preflight: every model a run will test answers, in a form it accepts, with room for the prompts
-(issue 25 item 2).
+"""Preflight checks: every model a run will test answers, in a form it accepts, with room for the
+prompts (issue 25 item 2).
 
-Before the first notebook runs, :func:`preflight` makes one tiny call per subject under test -- each
-backbone the planned notebooks use -- bypassing the response cache, and stops the run within seconds
+Before the first notebook runs, :func:`shopbench.preflight.preflight` (the profile's plan: which
+backbones, the largest prompt each is sent; issue 27 keeps it above ``llm``) hands the subjects under
+test to :func:`check_subjects`, which makes one tiny call per subject -- each backbone the planned
+notebooks use -- bypassing the response cache, and stops the run within seconds
 with ONE message (model, server, what failed, the fix) when a server cannot be reached, refuses the
 key, refuses every structured-output form, or has a context window smaller than the largest planned
 prompt. A failed check is a :class:`~shopbench.errors.UserError` (the pipeline exits 2, no traceback).
@@ -30,8 +32,8 @@ ratio on the server (its refusal or its usage names the probe's length in its ow
 probe the need is the estimate × :data:`.negotiate.DEFAULT_RATIO` (1.35, conservative), plus the
 planned output tokens.
 
-Callable from Python (``preflight(profile, notebooks)``, or :func:`check_subjects` with
-:class:`Subject` s built by hand) as well as from the pipeline.
+Callable from Python (:func:`check_subjects` with :class:`Subject` s built by hand, as the task
+runner does) as well as through the pipeline.
 """
 
 from __future__ import annotations
@@ -55,14 +57,14 @@ from .negotiate import (
     needed_window,
     negotiate,
 )
-from .transport import APIConnectionError, Timeout, TransportError
+from .transport import APIConnectionError, Timeout, TransportError, run_sync
 
 LEAN_PROVIDERS = ("openai", "hosted_vllm")
 TINY_TIMEOUT_S = 30.0  # one tiny call; a cold server that needs longer is not ready for a run
 
 
 class PreflightError(UserError):
-    """A subject under test cannot serve the run (:func:`preflight`)."""
+    """A subject under test cannot serve the run (:func:`check_subjects`)."""
 
 
 @dataclass
@@ -113,45 +115,6 @@ def _is_project_run(b: Backbone) -> bool:
 def needs_network(backbones: Iterable[Backbone]) -> bool:
     """Whether any of ``backbones`` gets a network preflight (a user's server or an API model)."""
     return any(_is_server(b) or _is_api(b) for b in backbones)
-
-
-def subjects_from_preview(
-    pv: Any, backbones: dict[str, Backbone], notebooks: Iterable[str] | None = None
-) -> list[Subject]:
-    """The subjects of a :class:`shopbench.preview.Preview`: one per backbone its lines for the
-    ``notebooks`` name (all when None), skipping backbones the notebooks skip (no key, not installed)."""
-    planned = set(notebooks) if notebooks is not None else None
-    out: dict[str, Subject] = {}
-    for x in pv.lines:
-        if (planned is not None and x.notebook not in planned) or not x.available or x.calls <= 0:
-            continue
-        b = backbones.get(x.backbone) or Backbone(name=x.backbone, model=x.model)
-        if b.provider == "local" and b.server is None:
-            continue
-        s = out.setdefault(b.name, Subject(b))
-        if x.notebook not in s.notebooks:
-            s.notebooks.append(x.notebook)
-        biggest = int(getattr(x, "max_input_tokens", 0) or round(x.input_tokens / x.calls))
-        s.prompt_tokens = max(s.prompt_tokens, biggest)
-        s.output_tokens = max(s.output_tokens, round(x.output_tokens / x.calls))
-    return list(out.values())
-
-
-def planned_subjects(prof: Any, notebooks: Iterable[str] | None = None, preview: Any = None) -> list[Subject]:
-    """The subjects of a loaded profile for the ``notebooks`` planned (all when None). The preview is
-    built only when a subject needs the network (else the project-run models are checked only with a
-    ``preview`` given, see the module docstring)."""
-    from ..profiles import as_plain
-    from .backends import parse_backbones
-
-    backbones = {b.name: b for b in parse_backbones([as_plain(e) for e in prof.params.backbones])}
-    if preview is None:
-        if not needs_network(backbones.values()):
-            return []
-        from ..preview import build_preview
-
-        preview = build_preview(prof)
-    return subjects_from_preview(preview, backbones, notebooks)
 
 
 # ---- the checks ----------------------------------------------------------------------------------------
@@ -227,7 +190,7 @@ async def _check_server(s: Subject, base: str, timeout_s: float, probe_timeout_s
 
 
 async def _check_api(s: Subject, timeout_s: float) -> Finding:
-    from ._litellm import get_litellm
+    from .providers import get_litellm
 
     b = s.backbone
     f = Finding(b.name, b.model, b.provider, False, "")
@@ -270,7 +233,7 @@ async def _check_api(s: Subject, timeout_s: float) -> Finding:
 
 
 def _check_project_run(s: Subject) -> Finding:
-    from .llamacpp import MAX_N_CTX, MODELS
+    from .llamacpp.registry import MAX_N_CTX, MODELS
 
     b = s.backbone
     name = b.model_name or b.model.split("/", 1)[-1]
@@ -313,10 +276,8 @@ def check_subjects(
     """Check ``subjects`` (bypassing the response cache), save each server's negotiated form in
     ``<cache_dir>/servers.json``, print one line per subject, and raise a :class:`PreflightError`
     naming every failure (model, server, what failed, the fix) unless ``raise_on_failure`` is False."""
-    from .gateway import _Loop
-
     t0 = time.perf_counter()
-    findings = _Loop.run(_check_all(subjects, timeout_s, probe_timeout_s, project_run))
+    findings = run_sync(_check_all(subjects, timeout_s, probe_timeout_s, project_run))
     if cache_dir is not None:
         store = CapsStore(cache_dir)
         for f in findings:
@@ -333,38 +294,3 @@ def check_subjects(
             fix="; ".join(fixes) or None,
         )
     return findings
-
-
-def cache_dir_of(prof: Any) -> Path:
-    """The response cache folder the profile's gateway uses (``shopbench.context``), where the
-    negotiated forms are kept."""
-    from ..paths import default_cache_dir
-
-    g = prof.params.gateway
-    return (
-        Path(g.cache_dir)
-        if g.cache_dir
-        else (Path(prof.out) / "cache" if prof.params.rehearsal else default_cache_dir())
-    )
-
-
-def preflight(
-    profile: Any, notebooks: Iterable[str] | None = None, *, preview: Any = None, log: Any = print,
-    raise_on_failure: bool = True,
-) -> list[Finding]:  # fmt: skip
-    """The preflight of a profile (a name, a path or a loaded profile) for the ``notebooks`` planned
-    (all when None). ``preview``: the run's preview, when already built (its prompt sizes are reused;
-    it also enables the context check of the models the project runs). A rehearsal profile's models
-    answer from the project's own servers: nothing is checked."""
-    from ..config import load_profile
-
-    prof = load_profile(str(profile)) if isinstance(profile, str | Path) else profile
-    if prof.params.rehearsal is not None:
-        return []
-    subjects = planned_subjects(prof, notebooks, preview)
-    if not subjects:
-        return []
-    g = prof.params.gateway
-    return check_subjects(subjects, cache_dir=cache_dir_of(prof), timeout_s=min(TINY_TIMEOUT_S, g.timeout_s),
-                          probe_timeout_s=g.timeout_s, project_run=preview is not None,
-                          raise_on_failure=raise_on_failure, log=log)  # fmt: skip

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import json
 import re
+import threading
 import time
 import weakref
 from collections.abc import Sequence
@@ -325,3 +327,26 @@ class Fleet:
     def another_up(self, base: str) -> bool:
         """Whether a server other than ``base`` is healthy (a failover needs no backoff then)."""
         return any(b != base for b in self.healthy())
+
+
+# ---- one event loop for the synchronous API ------------------------------------------------------------
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def run_sync(coro: Any) -> Any:
+    """Run ``coro`` on a process-wide event loop in a worker thread and return its result: for the
+    sync API inside Jupyter (whose kernel already runs a loop) and for keeping the async clients
+    (this module's sessions, litellm's) on one loop across runs. Used by the gateway, the negotiation
+    and the preflight (issue 27: here, below all three)."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="shopbench-gateway", daemon=True).start()
+    fut: concurrent.futures.Future = asyncio.run_coroutine_threadsafe(coro, _loop)
+    try:
+        return fut.result()
+    except KeyboardInterrupt:
+        fut.cancel()
+        raise

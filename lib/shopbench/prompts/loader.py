@@ -22,16 +22,13 @@ code actually loaded, whichever function read them (issue 25 item 5).
 from __future__ import annotations
 
 import hashlib
-import os
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..paths import ROOT
-
-PROMPTS_ENV = "SHOPBENCH_PROMPTS_DIR"
+from ..paths import PROMPTS_ENV, ROOT, prompts_dir
 
 
 @dataclass
@@ -52,11 +49,6 @@ class Prompt:
 class PromptNotFound(InputError, FileNotFoundError):
     """A prompt file a step needs is not in the prompts folder (an :class:`InputError` that is also a
     ``FileNotFoundError``, as callers caught before)."""
-
-
-def prompts_dir() -> Path:
-    """The prompts folder: ``$SHOPBENCH_PROMPTS_DIR`` if set, else ``<repo>/prompts``."""
-    return Path(os.environ.get(PROMPTS_ENV) or ROOT / "prompts")
 
 
 def prompt_path(stem: str, needed_by: str = "this step") -> Path:

@@ -27,7 +27,9 @@ ALIAS = "smol"
 
 def smollm2_path() -> tuple[Path | None, str]:
     """``(path of the SmolLM2 GGUF, "")``, or ``(None, why not)`` when llama.cpp or the model is missing."""
-    from ..llm.llamacpp import install, is_installed, llama_cpp_available, model_path
+    from ..llm.llamacpp.install import install
+    from ..llm.llamacpp.registry import is_installed, model_path
+    from ..llm.llamacpp.runtime import llama_cpp_available
 
     if not llama_cpp_available():
         return None, "llama-cpp-python is not installed (make local-llm, or make test, installs it)"
