@@ -85,8 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     dc = dsub.add_parser("check", help="print a JSON summary: replay, gold paths, Table 16",
                          description=check_doc, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    dc.add_argument("name", choices=("airline", "retail"), help="the domain")
-    dc.add_argument("--data", help="the domain folder (default ../shared/data/tau2_airline or tau2_retail)")
+    dc.add_argument("name", choices=("airline", "retail", "telecom"), help="the domain")
+    dc.add_argument(
+        "--data", help="the domain folder (default ../shared/data/tau2_airline, tau2_retail or tau2_telecom)"
+    )
     dc.add_argument("--trajectories", help="airline: tau-bench's recorded conversations "
                     "(../shared/data/tau_bench_airline_trajectories/gpt-4o-airline.json) to replay")  # fmt: skip
     dc.add_argument("--details", action="store_true", help="also one row per conversation and task pair")
