@@ -219,4 +219,4 @@ def test_cli_prints_the_documented_summary(capsys):
     with pytest.raises(UserError):
         from shopbench.domains.check import check_domain
 
-        check_domain("telecom")
+        check_domain("no_such_domain")

@@ -3,7 +3,7 @@ project produced, as one JSON summary. Evidence kind: ``known-answer`` (the benc
 outputs and rewards, and the tasks' own expected actions), never a finding about a model.
 
 Keys of the summary (``NAME`` = ``airline``; ``retail`` gives ``domain``, ``data``, ``gold_paths``
-and ``table16``):
+and ``table16``; ``telecom``: see the end of this list):
 
 - ``domain``, ``data`` (the folder read), ``trajectories`` (the file read, or null);
 - ``replay`` (with trajectories): ``conversations``; ``tool_outputs`` (tool calls replayed, one per
@@ -39,6 +39,17 @@ document's own title as the query, hit@1 and hit@10; the share of each task's
 ``policy_words_by_variant``, ``agent_tools`` (the 14 base tools and KB_search and grep),
 ``agent_tools_base``, ``agent_discoverable_tools``, ``user_tools`` (the user's own tools),
 ``user_discoverable_tools``, ``tool_name_jaccard_with_airline`` and ``_with_retail``, ``paper``.
+
+``telecom`` (:mod:`.telecom`): ``gold_paths`` has ``published`` (the 20 tasks of ``tasks_small.json``) and ``built``
+(the 114 ``base`` ids of ``split_tasks.json`` built by :mod:`.telecom.tasks`), each with ``tasks``,
+``reward_1``, ``failures`` (task, reward, reasons), ``reward_basis``, ``env_assertions`` /
+``env_assertions_met``, ``nl_assertion_unjudged``; ``builder``: ``base_ids``, ``built``,
+``base_shared_ids_with_published`` (the base ids among the published tasks' ids) and
+``published_rebuilt`` (the builder applied to the published ids: ``shared_ids``, ``equal``,
+``differing`` with the differing key paths); ``table16``: ``policy_words`` (of the policy the
+agent gets: main policy and tech-support manual in τ²-bench's tags), ``main_policy_words``,
+``tech_support_words``, ``agent_tools``, ``user_tools``, ``tool_name_jaccard`` (agent tool names
+against ``airline`` and ``retail``), ``paper``.
 """
 
 from __future__ import annotations
@@ -48,21 +59,14 @@ from typing import Any
 
 __all__ = ["DOMAINS", "PAPER_TABLE16", "check_domain"]
 
-DOMAINS = ("airline", "retail", "banking_knowledge")
-PAPER_TABLE16 = {  # seed 003, Table 16 (and §4): policy words, agent tools, user tools
+DOMAINS = ("airline", "retail", "banking_knowledge", "telecom")
+PAPER_TABLE16 = {  # seed 003, Table 16 (and §4): policy words, agent tools, user tools (None: not given)
     "airline": {"policy_words": 1313, "agent_tools": 14, "user_tools": 0},
     "retail": {"policy_words": 1158, "agent_tools": 16, "user_tools": 0},
-    "banking_knowledge": {
-        "policy_words": 926,
-        "agent_tools": 16,
-        "user_tools": None,
-    },  # user tools: not given
+    "banking_knowledge": {"policy_words": 926, "agent_tools": 16, "user_tools": None},
+    "telecom": {"policy_words": 3715, "agent_tools": 13, "user_tools": 30},
 }
-DEFAULT_DATA = {
-    "airline": "../shared/data/tau2_airline",
-    "retail": "../shared/data/tau2_retail",
-    "banking_knowledge": "../shared/data/tau2_banking_knowledge",
-}
+DEFAULT_DATA = {name: f"../shared/data/tau2_{name}" for name in DOMAINS}
 
 
 def _words(text: str) -> int:
@@ -153,7 +157,7 @@ def _banking(data_dir: Path) -> dict[str, Any]:
     )  # fmt: skip
     from .banking_knowledge.environment import agent_tool_specs
     from .banking_knowledge.tools import KnowledgeTools, KnowledgeUserTools
-    from .tau2_retail.tools import TOOL_NAMES as RETAIL_TOOLS
+    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
 
     data = load_banking(data_dir)  # all input read and checked before any work
     agent = [s["function"]["name"] for s in agent_tool_specs(DEFAULT_VARIANT)]
@@ -173,6 +177,38 @@ def _banking(data_dir: Path) -> dict[str, Any]:
                         "paper": PAPER_TABLE16["banking_knowledge"]}}  # fmt: skip
 
 
+def _telecom(data_dir: Path, details: bool) -> dict[str, Any]:
+    from .airline import TAU2_TOOL_NAMES as AIRLINE_TOOLS
+    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
+    from .telecom import (
+        AGENT_TOOL_NAMES,
+        USER_TOOL_NAMES,
+        build_task,
+        build_tasks,
+        compare_built,
+        gold_paths,
+        load_telecom,
+    )
+
+    data = load_telecom(data_dir)  # every file checked, every base id parsed, before any call
+    built = build_tasks(data, "base")
+    published_ids = {str(t["id"]) for t in data.tasks}
+    rebuilt = compare_built([build_task(data, str(t["id"])) for t in data.tasks], data.tasks)
+    builder = {"base_ids": len(data.split["base"]), "built": len(built),
+               "base_shared_ids_with_published": len(published_ids & set(data.split["base"])),
+               "published_rebuilt": rebuilt}  # fmt: skip
+    agent = set(AGENT_TOOL_NAMES)
+    return {"domain": "telecom", "data": str(data_dir), "trajectories": None,
+            "gold_paths": {"published": gold_paths(data, data.tasks), "built": gold_paths(data, built)},
+            "builder": builder,
+            "table16": {"policy_words": _words(data.policy), "main_policy_words": _words(data.main_policy),
+                        "tech_support_words": _words(data.tech_support), "agent_tools": len(AGENT_TOOL_NAMES),
+                        "user_tools": len(USER_TOOL_NAMES),
+                        "tool_name_jaccard": {"airline": _jaccard(agent, set(AIRLINE_TOOLS)),
+                                              "retail": _jaccard(agent, set(RETAIL_TOOLS))},
+                        "paper": PAPER_TABLE16["telecom"]}}  # fmt: skip
+
+
 def check_domain(name: str, data_dir: str | Path | None = None, trajectories: str | Path | None = None,
                  details: bool = False) -> dict[str, Any]:  # fmt: skip
     """The summary of ``shopbench domains check NAME`` (keys: module docstring). Bad input (a
@@ -188,9 +224,9 @@ def check_domain(name: str, data_dir: str | Path | None = None, trajectories: st
             raise ParamError("--trajectories is for the airline domain (tau-bench's recorded conversations)",
                              fix="leave it out for banking_knowledge")  # fmt: skip
         return _banking(path)
-    if name == "retail":
+    if name in ("retail", "telecom"):
         if trajectories is not None:
             raise ParamError("--trajectories is for the airline domain (tau-bench's recorded conversations)",
-                             fix="leave it out for retail")  # fmt: skip
-        return _retail(path)
+                             fix=f"leave it out for {name}")  # fmt: skip
+        return _retail(path) if name == "retail" else _telecom(path, details)
     return _airline(path, None if trajectories is None else Path(trajectories), details)
