@@ -29,6 +29,8 @@ from typing import Any
 from ...errors import InputError, read_text
 from ...strictjson import parse_json
 from .db import TABLES, BankDB
+from .tool_names import RETRIEVAL_TOOL_NAMES
+from .tools import KnowledgeTools, KnowledgeUserTools
 
 __all__ = ["DATA_HINT", "BankingData", "BankingDataError", "Document", "ignored_initial_keys", "load_banking"]
 
@@ -237,9 +239,6 @@ def ignored_initial_keys(tasks: list[dict]) -> dict[str, list[str]]:
 
 def load_banking(folder: str | Path) -> BankingData:
     """Read and check the folder (module docstring); nothing runs before this returns."""
-    from .retrieval import RETRIEVAL_TOOL_NAMES
-    from .tools import KnowledgeTools, KnowledgeUserTools
-
     path = Path(folder)
     if not path.is_dir():
         raise BankingDataError("the banking_knowledge folder is missing", file=path)

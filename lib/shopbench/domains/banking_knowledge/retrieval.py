@@ -37,11 +37,11 @@ import numpy as np
 
 from ...errors import ParamError
 from .data_model import BankingData, Document
+from .tool_names import RETRIEVAL_TOOL_NAMES
 
 __all__ = ["DEFAULT_VARIANT", "RETRIEVAL_TOOL_NAMES", "VARIANTS", "Bm25Index", "GrepIndex", "KnowledgeSearch",
            "MiniLMIndex", "Variant", "build_policy", "format_full_knowledge_base", "retrieval_tool_specs"]  # fmt: skip
 
-RETRIEVAL_TOOL_NAMES = ("KB_search", "grep")
 TOP_K = 10
 
 

@@ -9,9 +9,10 @@ files; :mod:`.fidelity` runs the gold paths and compares built tasks with the pu
 
 from __future__ import annotations
 
-from .data_model import TelecomData, TelecomDataError, load_telecom
+from .data_model import TelecomData, TelecomDataError
 from .environment import TelecomEnvironment, TelecomState, TelecomUserView, agent_system_prompt
 from .fidelity import compare_built, gold_path, gold_paths
+from .loader import load_telecom
 from .reward import action_checks, task_reward
 from .tasks import INTENTS, ISSUES, TaskIdError, build_task, build_tasks, parse_task_id
 from .tools import AGENT_TOOL_NAMES, AGENT_TOOL_SPECS, TelecomTools
