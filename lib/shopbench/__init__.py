@@ -23,8 +23,7 @@ stays light)::
 from __future__ import annotations
 
 from ._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from .version import __version__
 
 _EXPORTS = {
     ".context": ["start", "RunContext"],

@@ -74,11 +74,10 @@ def tree_digest(folder: Path, pattern: str = "*") -> str:
 
 def library_digest() -> str:
     """The ``shopbench`` package's files and the prompts folder (:mod:`shopbench.paths`)."""
-    from . import __file__ as pkg_init
     from .prompts import prompts_dir
 
     return hashlib.sha256(
-        (tree_digest(Path(pkg_init).parent) + tree_digest(prompts_dir(), "*.txt")).encode()
+        (tree_digest(Path(__file__).parent) + tree_digest(prompts_dir(), "*.txt")).encode()
     ).hexdigest()
 
 

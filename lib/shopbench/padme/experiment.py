@@ -219,8 +219,8 @@ def llm_filter_stage(kept: Sequence, criteria: Sequence, filter_judges: Sequence
 
     from ..llm.anytime import budget_seconds, plan_columns
     from ..stats.bootstrap import bootstrap
-    from .evaluators import PairUnit
-    from .filters import filter_pairs_anytime
+    from ..judges.padme.sweep import PairUnit
+    from ..judges.padme.filters import filter_pairs_anytime
 
     crit_by_name = {c.name: c for c in criteria}
     units = [PairUnit(p.pair_id, p.worse, p.better, (p.criterion, p.contrast, p.source)) for p in kept]

@@ -375,7 +375,7 @@ def _json_safe(x):
 def _provenance(task, params, backbone, prompts, seed, limit, epochs, run_id, t) -> dict:
     import os
 
-    from .. import __version__
+    from ..version import __version__
     from ..report.artifacts import git_commit, now_iso
 
     return {"task": task, "params": _plain_params(params), "model": backbone.model if backbone is not None else None,

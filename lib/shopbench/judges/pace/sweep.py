@@ -455,8 +455,8 @@ def llm_sweeps(
     at a time (a local model serves one call at a time), run id ``{run_prefix}/{backbone}``. Returns
     ``(run tables, plans)``: one RUN TABLE per run and, per backbone, the anytime summary (n of N planned
     units, time spent, why it stopped) with its protocols and plan; ``log`` gets one line per run."""
-    from ..llm.anytime import budget_seconds
-    from ..llm.outcomes import count_line
+    from ...llm.anytime import budget_seconds
+    from ...llm.outcomes import count_line
     from .protocols import PROTOCOLS
 
     tables: list[pd.DataFrame] = []
