@@ -75,7 +75,8 @@ def test_capped_sweep_is_partial_in_tables_and_index_then_finishes_without_repea
 
 
 def test_context_marks_downstream_notebooks_partial(tmp_path, monkeypatch):
-    from shopbench.report.partial import record, upstream
+    from shopbench.pipeline_steps import upstream
+    from shopbench.report.partial import record
 
     assert set(upstream("30_pace_metrics")) == {"30_pace_metrics", "20_pace_judge_sweep", "10_paceshop_build"}
     record(tmp_path, "20_pace_judge_sweep/x", 4, 9)

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError, exit_on_user_error
+from .pipeline_steps import known_only
 
 EMBEDDED_S_PER_CALL = 0.075
 """Issue 14: 16,320 deterministic judge calls at 0.065–0.084 s mean latency each in notebook 20."""
@@ -852,9 +853,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="preview only these notebooks (as pipeline run --only)")
     a = ap.parse_args(argv)
     if a.only:
-        from .pipeline import _known_only
-
-        _known_only(a.only)
+        known_only(a.only)
     run_preview(a.profile, only=a.only)
     return 0  # a preview informs; the pipeline refuses (check_before_run)
 
