@@ -60,8 +60,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError, exit_on_user_error
-from .pipeline_steps import known_only
+from ..errors import UserError, exit_on_user_error
+from ..pipeline_steps import known_only
 
 EMBEDDED_S_PER_CALL = 0.075
 """Issue 14: 16,320 deterministic judge calls at 0.065–0.084 s mean latency each in notebook 20."""
@@ -207,7 +207,7 @@ def prefix_tokens(prompts: Sequence[Sequence[dict]]) -> int:
     """Tokens of the fixed prefix a sweep's prompts share, as the gateway would mark it: the system
     message when every prompt opens with the same one, else the longest common prefix of the first
     user messages cut at a line break (``llm.usage.shared_prefix``)."""
-    from .llm.usage import shared_prefix
+    from ..llm.usage import shared_prefix
 
     firsts = [p[0] for p in prompts if p]
     if len(firsts) < 2:
@@ -221,7 +221,7 @@ def prefix_tokens(prompts: Sequence[Sequence[dict]]) -> int:
 
 def price(model: str, inp: int, cached: int, out: int) -> float | None:
     """Dollars from litellm's price map (cached input at the cache-read price); None when unpriced."""
-    from .llm._litellm import litellm
+    from ..llm._litellm import litellm
 
     if _kind(model) in ("embedded", "llamacpp", "self-hosted"):
         return 0.0  # this machine, or your own servers: time, not a bill (see the hours)
@@ -283,7 +283,7 @@ _TOKENIZER = "gpt-4o"
 def count_tokens(messages: Sequence[dict]) -> int:
     """Tokens of a prompt by litellm's token counter (a tiktoken encoding; providers' own tokenizers
     differ by some percent). Falls back to characters / 4 when the encoding cannot load."""
-    from .llm._litellm import litellm
+    from ..llm._litellm import litellm
 
     try:
         return int(litellm.token_counter(model=_TOKENIZER, messages=list(messages)))
@@ -298,7 +298,7 @@ def _text_tokens(text: str) -> int:
 def _sample_build(prof) -> Any:
     """A small PACEShop build (offline generator) from the profile's catalog and seed: its records have
     the shape of the full build's, so their prompts have its sizes."""
-    from .paceshop.build import BuildConfig, build
+    from ..paceshop.build import BuildConfig, build
 
     cfg = BuildConfig.from_profile(prof)
     cfg.generator = "offline"
@@ -324,7 +324,7 @@ def _schema_answer_tokens(schema: dict | None, max_tokens: int | None, seed: int
     a contract-shaped answer), capped at ``max_tokens``; the cap itself for free text."""
     import random
 
-    from .llm.local import sample_schema
+    from ..llm.local import sample_schema
 
     cap = int(max_tokens or 512)
     if not schema:
@@ -339,8 +339,8 @@ def _schema_answer_tokens(schema: dict | None, max_tokens: int | None, seed: int
 # ---- per notebook ---------------------------------------------------------------------------------
 class _Builder:
     def __init__(self, prof):
-        from .llm import parse_backbones
-        from .profiles import as_plain
+        from ..llm import parse_backbones
+        from ..profiles import as_plain
 
         self.prof = prof
         self.params = prof.params
@@ -377,8 +377,8 @@ class _Builder:
 
     # 10: GOOD generation
     def paceshop(self) -> None:
-        from .paceshop.build import _prompt
-        from .paceshop.generate import LLMGenerator
+        from ..paceshop.build import _prompt
+        from ..paceshop.generate import LLMGenerator
 
         P = self.params.paceshop
         if P.generator == "offline":
@@ -406,7 +406,7 @@ class _Builder:
 
     # 20: judge sweep
     def judging(self) -> None:
-        from .judges.protocols import PROTOCOLS, get_protocol, messages
+        from ..judges.protocols import PROTOCOLS, get_protocol, messages
 
         J, P = self.params.judging, self.params.paceshop
         goods = min(P.test_goods, P.n_queries * P.personas_per_query // 3)
@@ -469,7 +469,7 @@ class _Builder:
 
     # 50: evaluators
     def evaluators(self) -> None:
-        from .padme.evaluators import evaluator_specs, evaluators_from_profile
+        from ..padme.evaluators import evaluator_specs, evaluators_from_profile
 
         P = self.params.padme
         try:
@@ -515,8 +515,8 @@ class _Builder:
         """The recorded τ-bench rollouts of ``padme.recorded`` (read once; empty when absent or
         unreadable: the notebook reports that, the preview plans nothing for them)."""
         if self._recorded_rollouts is None:
-            from .padme.sources.recorded import load_recorded
-            from .paths import ROOT
+            from ..padme.sources.recorded import load_recorded
+            from ..paths import ROOT
 
             path = Path(self.params.padme.recorded or "")
             path = path if path.is_absolute() else ROOT / path
@@ -527,14 +527,14 @@ class _Builder:
         return self._recorded_rollouts
 
     def _recorded_pairs(self) -> int:
-        from .padme.sources.recorded import recorded_pairs
+        from ..padme.sources.recorded import recorded_pairs
 
         return len(recorded_pairs(self._recorded(), "task_resolution"))
 
     def _trajectory_tokens(self) -> tuple[float, str]:
-        from .padme.criteria import load_criteria
-        from .padme.evaluators import evaluator_messages
-        from .paths import prompt_file, strip_header
+        from ..padme.criteria import load_criteria
+        from ..padme.evaluators import evaluator_messages
+        from ..paths import prompt_file, strip_header
 
         try:
             rollouts = self._recorded()[:SAMPLE_RECORDS]
@@ -560,11 +560,11 @@ class _Builder:
         source (0 when its folder cannot be read: no discount is then assumed)."""
         try:
             if which == "shop":
-                from .shopsim.agents import default_system_prompt
+                from ..shopsim.agents import default_system_prompt
 
                 return _text_tokens(default_system_prompt())
-            from .domains.tau2_retail.environment import agent_system_prompt
-            from .paths import ROOT
+            from ..domains.tau2_retail.environment import agent_system_prompt
+            from ..paths import ROOT
 
             for src in self.params.padme.sources:
                 path = getattr(src, "path", None)
@@ -667,9 +667,9 @@ class _Builder:
 def build_preview(prof, bench_dir: Path | None = None, only: Sequence[str] | None = None) -> Preview:
     """The preview of a loaded profile (:func:`shopbench.config.load_profile`): no key, no call; with
     ``only``, of those notebooks alone (``pipeline run --only``, issue 25 §2)."""
-    from .llm.backends import Backbone
-    from .llm.batch import batch_price_factor, batchable
-    from .paths import outputs_root
+    from ..llm.backends import Backbone
+    from ..llm.batch import batch_price_factor, batchable
+    from ..paths import outputs_root
 
     b = _Builder(prof)
     for notebook, section in (("20_pace_judge_sweep", b.judging), ("10_paceshop_build", b.paceshop),
@@ -798,14 +798,14 @@ def run_preview(
 ) -> tuple[Preview, list[str], Path]:
     """Build, print and write the preview of ``profile`` (its notebooks in ``only``, else all) after the
     checks of :func:`shopbench.plancheck.check_plan`; returns it with its refusals and the file."""
-    from .config import claim_outputs, load_profile
-    from .plancheck import check_plan
+    from ..config import claim_outputs, load_profile
+    from ..plancheck import check_plan
 
     prof = load_profile(profile)
     notes = check_plan(prof, only)  # an undefined backbone or a missing dataset: one message, exit 2
     with ExitStack() as stack:
         if prof.params.rehearsal is not None:  # a rehearsal's models answer from the local server
-            from .rehearsal import active, pointed_at
+            from ..rehearsal import active, pointed_at
 
             if not active():
                 stack.enter_context(pointed_at("http://127.0.0.1:0"))
@@ -827,8 +827,8 @@ def needs_gate(prof) -> bool:
     """Whether a run of ``prof`` is gated by the preview: it names a model that costs money or time off
     this machine, or sets ``max_local_hours``. Offline profiles (smoke, paper) skip the preview's sample
     build."""
-    from .llm import parse_backbones
-    from .profiles import as_plain
+    from ..llm import parse_backbones
+    from ..profiles import as_plain
 
     g = prof.params.gateway
     kinds = {"llamacpp" if b.server else _kind(b.model)
