@@ -274,13 +274,13 @@ def probe_text(tokens: int) -> str:
     """English prose of about ``tokens`` tokens by the project's counter (the preview's), from the
     project's judge prompt (the kind of text the run sends)."""
     from ..paths import read_prompt
-    from ..preview import _text_tokens
+    from ..preview.tokens import text_tokens
 
     try:
         unit = read_prompt("judge_pacejudge", "the context probe")
     except Exception:  # noqa: BLE001 - any prose does
         unit = "The shopper asked for a vegan leather wallet under forty dollars with RFID blocking. " * 20
-    per = max(1, _text_tokens(unit))
+    per = max(1, text_tokens(unit))
     return (unit + "\n") * max(1, math.ceil(tokens / per))
 
 
@@ -308,7 +308,7 @@ async def probe_context(
     Returns ``{"accepted": bool, "window": int | None, "server_tokens": int | None, "estimate": int,
     "message": str}``: ``server_tokens`` is the prompt's length in the server's tokens (from the
     answer's usage, or from the refusal), ``estimate`` the project's count of the same prompt."""
-    from ..preview import count_tokens
+    from ..preview.tokens import count_tokens
 
     msgs = [{"role": "user", "content": probe_text(tokens) + "\nReply with the word OK."}]
     estimate = count_tokens(msgs)
