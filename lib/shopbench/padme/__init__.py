@@ -13,6 +13,8 @@ Modules, in pipeline order:
 * :mod:`~shopbench.padme.cascade` — Algorithm 1: generation, filtering and retries, resumable.
 * :mod:`~shopbench.padme.dataset` — the pairs dataset on disk and exports for annotation / the human study.
 * :mod:`~shopbench.padme.tables` — Tables 1, 6, 8, 9, 10, 20, 21 from the pairs table and call logs.
+* :mod:`~shopbench.padme.study` — the human-study analysis (Section 5.2, App. C–E) on the general
+  estimators of :mod:`shopbench.stats`.
 
 Submodules are imported on demand (``from shopbench.padme.cascade import run_cascade``) so that
 importing the package stays cheap.
