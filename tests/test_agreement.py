@@ -1,4 +1,5 @@
-"""Agreement statistics (shopbench.stats) and the PADMÉ human-study importer (shopbench.annotate.humanstudy)."""
+"""Agreement statistics (shopbench.stats), the PADMÉ human-study importer (shopbench.annotate.humanstudy) and
+its analysis (shopbench.padme.study)."""
 
 import json
 import shutil
@@ -18,6 +19,7 @@ from shopbench.annotate.humanstudy import (
     p_for_alpha,
     simulate_panels,
 )
+from shopbench.padme.study import agreement_summary, compare_with_paper, summary_tables, write_summary
 from shopbench.paths import ROOT
 from shopbench.stats.agreement import (
     alpha_nominal,
@@ -31,7 +33,6 @@ from shopbench.stats.agreement import (
 )
 from shopbench.stats.bootstrap import bootstrap_mean, bootstrap_ratio, resample_counts
 from shopbench.stats.poststrat import poststratified_mean
-from shopbench.stats.study import agreement_summary, compare_with_paper, summary_tables, write_summary
 from shopbench.stats.tests import holm, permutation_test, position_balance
 
 REAL_STUDY = ROOT.parent / "shared" / "data" / "padme_human_study"

@@ -93,8 +93,8 @@ def test_valid_inputs_still_load(fixtures, tmp_path):
     from shopbench.catalog.importers import load_esci
     from shopbench.paceshop.build import load_records
     from shopbench.paceshop.personas import load_personas
+    from shopbench.padme.study import prepare
     from shopbench.shopsim.catalog.files import load_products
-    from shopbench.stats.study import prepare
 
     shop = tmp_path / "catalog.jsonl"
     shop.write_text("\n".join(json.dumps(r) for r in fixtures.shop_records) + "\n")

@@ -145,14 +145,14 @@ def test_subjects_without_answer_from_the_call_logs(swept):
 def one_step_pipeline(tmp_path, outputs, monkeypatch, server):
     """A one-notebook pipeline whose "notebook" runs a real gateway sweep against the fake server: model
     ``dead`` answers HTTP 500, ``fine`` answers; ``models`` says which ones the step calls."""
-    from shopbench import pipeline
+    from shopbench import pipeline, pipeline_steps
     from shopbench.llm import Call
 
     nb = tmp_path / "nb"
     nb.mkdir()
     (nb / "a.ipynb").write_text("{}")
-    monkeypatch.setattr(pipeline, "NOTEBOOKS_DIR", nb)
-    monkeypatch.setattr(pipeline, "load_pipeline", lambda: [pipeline.Step("a")])
+    monkeypatch.setattr(pipeline_steps, "NOTEBOOKS_DIR", nb)
+    monkeypatch.setattr(pipeline_steps, "load_pipeline", lambda: [pipeline_steps.Step("a")])
     monkeypatch.setattr(
         pipeline, "build_index", lambda paper, summary: (paper / "index.md", paper / "index.html")
     )

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from shopbench.pipeline import load_pipeline, run
+from shopbench.pipeline import run
+from shopbench.pipeline_steps import load_pipeline
 
 FAKE_KEY = (
     "sk-" + "proj-NOTEBOOKSMOKEFAKEKEY0123456789abcdefXYZ"

@@ -223,10 +223,10 @@ def test_evidence_kind_reads_a_list_of_agents():
 
 
 def test_preview_splits_the_agent_calls_over_the_listed_models():
-    from shopbench import preview as PV
+    from shopbench.preview import notebooks as NB
 
     prof = load_profile("padme-api")
-    b = PV._Builder(prof)
+    b = NB.Builder(prof)
     b.synthesis()
     agent = [x for x in b.preview.lines if x.role.startswith("agent")]
     P = prof.params.padme
@@ -234,7 +234,7 @@ def test_preview_splits_the_agent_calls_over_the_listed_models():
     assert [x.backbone for x in agent] == P.agents and len(agent) == 3
     shares = [int(x.role.split("(")[1].split()[0]) for x in agent]
     assert sum(shares) == cells and max(shares) - min(shares) <= 1
-    per_cell = 2 * (1 + P.retries / 2) * PV.PADME_AGENT_CALLS
+    per_cell = 2 * (1 + P.retries / 2) * NB.PADME_AGENT_CALLS
     assert sum(x.calls for x in agent) == pytest.approx(cells * per_cell, abs=3)
 
 

@@ -97,7 +97,8 @@ def test_a_notebooks_gateway_records_a_capped_run(outputs, priced):
 
 
 def test_context_marks_downstream_notebooks_partial(tmp_path, monkeypatch):
-    from shopbench.report.partial import upstream
+    from shopbench.pipeline_steps import upstream
+    from shopbench.report.partial import record
 
     assert set(upstream("30_pace_metrics")) == {"30_pace_metrics", "20_pace_judge_sweep", "10_paceshop_build"}
     record(tmp_path, "20_pace_judge_sweep/x", 4, 9)

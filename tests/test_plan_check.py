@@ -10,9 +10,9 @@ import re
 
 import pytest
 
+import shopbench.preview as PV
 from shopbench import data as D
 from shopbench import pipeline
-from shopbench import preview as PV
 from shopbench.paths import PARAMS_DIR, ROOT
 
 SERVER = '{name: smol, model: openai/smol, api_base: "http://127.0.0.1:18800/v1"}'  # README's example

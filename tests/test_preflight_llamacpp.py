@@ -52,7 +52,7 @@ def test_real_llama_cpp_server_preflight_negotiation_and_no_retry(gguf, tmp_path
     from shopbench.judges.pace.protocols import get_protocol, messages
     from shopbench.llm import Gateway, parse_backbones
     from shopbench.preflight import preflight
-    from shopbench.preview import _sample_build
+    from shopbench.preview.notebooks import sample_build
 
     monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path / "out"))
     monkeypatch.setenv("SHOPBENCH_CACHE_DIR", str(tmp_path / "cache"))
@@ -118,7 +118,7 @@ def test_real_llama_cpp_server_preflight_negotiation_and_no_retry(gguf, tmp_path
         (b,) = parse_backbones([{"name": "smol", "model": "openai/smol", "api_base": base, "concurrency": 1}])
         gw = Gateway(cache_dir=tmp_path / "cache", log_dir=tmp_path / "calls", backbones=[b], progress=False,
                      timeout_s=600)  # fmt: skip
-        rec = next(r for r in _sample_build(prof).records if r.split == "test")
+        rec = next(r for r in sample_build(prof).records if r.split == "test")
         judge = messages(get_protocol("pacejudge"), rec)  # a real notebook-20 prompt (~4k SmolLM2 tokens)
         asks = [judge] + [[{"role": "user", "content": f"Is a {x} wallet vegan? Answer GOOD or BAD as JSON."}]
                           for x in ("leather", "cork")]  # fmt: skip

@@ -8,6 +8,10 @@ import pytest
 
 import shopbench.preview as PV
 from shopbench.errors import UserError
+from shopbench.preview import lines as LN
+from shopbench.preview import notebooks as NB
+from shopbench.preview import pricing as PR
+from shopbench.preview import tokens as TK
 
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY", "GEMINI_API_KEY",
         "GOOGLE_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")  # fmt: skip
@@ -55,7 +59,7 @@ def test_full_preview_without_keys_prints_writes_and_refuses(no_calls, capsys):
     assert "20_pace_judge_sweep" in out and "WOULD REFUSE TO START" in out
     line = next(x for x in data["lines"] if x["backbone"] == "anthropic/claude-opus-4-7")
     assert line["usd"] == pytest.approx(
-        PV.price(line["model"], line["input_tokens"], line["cached_input_tokens"], line["output_tokens"]),
+        PR.price(line["model"], line["input_tokens"], line["cached_input_tokens"], line["output_tokens"]),
         rel=1e-3,
     )
 
@@ -64,7 +68,6 @@ def test_judge_prompt_sizes_come_from_the_real_prompts(no_calls):
     """The PACE lines' input tokens are the rendered protocol prompts (not a constant)."""
     from shopbench.config import load_profile
     from shopbench.judges.pace.protocols import get_protocol, messages
-    from shopbench.llm.budget import count_tokens
 
     p = _profile(no_calls, "judges", SMALL + "judging: {llm_runs: [{backbone: openai/gpt-5.4-mini, "
                  "protocols: [pacejudge, personalens], subset: 50}], deterministic_judges: [local/checks]}\n")  # fmt: skip
@@ -72,8 +75,8 @@ def test_judge_prompt_sizes_come_from_the_real_prompts(no_calls):
     lines = {x.role: x for x in pv.lines if x.backbone == "openai/gpt-5.4-mini"}
     pj, pl = lines["judge (pacejudge)"], lines["judge (personalens)"]
     assert pj.calls == pl.calls == 50
-    rec = next(r for r in PV._sample_build(load_profile(p)).records if r.split == "test")
-    one = count_tokens(messages(get_protocol("pacejudge"), rec))
+    rec = next(r for r in NB.sample_build(load_profile(p)).records if r.split == "test")
+    one = TK.count_tokens(messages(get_protocol("pacejudge"), rec))
     assert 0.5 * one < pj.input_tokens / pj.calls < 2 * one
     assert pj.input_tokens != pl.input_tokens  # each protocol's own prompt
     det = next(x for x in pv.lines if x.backbone == "local/checks")
@@ -139,10 +142,10 @@ def test_measured_local_rates_are_read(tmp_path):
     (tmp_path / "local_llm.json").write_text(json.dumps({"results": [
         {"name": "prompt_tokens_per_s", "value": 200.0}, {"name": "smollm2_generation_tokens_per_s", "value": 20.0},
     ]}), encoding="utf-8")  # fmt: skip
-    rates = PV.local_rates(tmp_path)
+    rates = PR.local_rates(tmp_path)
     assert rates["smollm2-135m-instruct"] == (200.0, 20.0)
-    assert rates["qwen2.5-coder-1.5b-instruct"] == PV.LOCAL_RATES["qwen2.5-coder-1.5b-instruct"]
-    assert PV.local_rates(tmp_path / "absent") == PV.LOCAL_RATES
+    assert rates["qwen2.5-coder-1.5b-instruct"] == PR.LOCAL_RATES["qwen2.5-coder-1.5b-instruct"]
+    assert PR.local_rates(tmp_path / "absent") == PR.LOCAL_RATES
 
 
 def test_batch_mode_is_priced_at_batch_rates_except_conversation_turns(no_calls):
@@ -160,7 +163,7 @@ def test_batch_mode_is_priced_at_batch_rates_except_conversation_turns(no_calls)
     )
     pairs = list(zip(real.lines, batch.lines, strict=True))
     judged = [(r, b) for r, b in pairs if r.role.startswith("judge") and r.usd]
-    turns = [(r, b) for r, b in pairs if r.role.startswith(PV.TURN_ROLES) and r.usd]
+    turns = [(r, b) for r, b in pairs if r.role.startswith(LN.TURN_ROLES) and r.usd]
     assert judged and turns
     for r, b in judged:
         assert (
@@ -177,32 +180,32 @@ def test_provider_prompt_cache_is_priced_from_the_shared_prefix():
     D.4 prompt puts the record first, so its shared prefix is short; the prefix-first variant shares more."""
     line = PV.Line("20", "b", "anthropic/claude-sonnet-4-6", "judge", calls=10, input_tokens=30_000,
                    output_tokens=100, prefix_tokens=2_000)  # fmt: skip
-    assert PV.cached_input_tokens(line) == 9 * 2_000  # the first call writes, the other nine read
+    assert PR.cached_input_tokens(line) == 9 * 2_000  # the first call writes, the other nine read
     openai = PV.Line("20", "b", "openai/gpt-5.4", "judge", calls=3, input_tokens=9_000, output_tokens=1,
                      prefix_tokens=1_100)  # fmt: skip
-    assert PV.cached_input_tokens(openai) == 2 * 1_024  # 128-token steps past the 1,024 minimum
+    assert PR.cached_input_tokens(openai) == 2 * 1_024  # 128-token steps past the 1,024 minimum
     short = PV.Line("20", "b", "anthropic/claude-sonnet-4-6", "judge", calls=10, input_tokens=30_000,
                     output_tokens=1, prefix_tokens=900)  # fmt: skip
     other = PV.Line("20", "b", "fireworks_ai/x", "judge", calls=10, input_tokens=30_000, output_tokens=1,
                     prefix_tokens=2_000)  # fmt: skip
-    assert PV.cached_input_tokens(short) == 0 and PV.cached_input_tokens(other) == 0
-    price_full = PV.price(line.model, line.input_tokens, 0, line.output_tokens)
-    price_cached = PV.price(line.model, line.input_tokens, PV.cached_input_tokens(line), line.output_tokens)
+    assert PR.cached_input_tokens(short) == 0 and PR.cached_input_tokens(other) == 0
+    price_full = PR.price(line.model, line.input_tokens, 0, line.output_tokens)
+    price_cached = PR.price(line.model, line.input_tokens, PR.cached_input_tokens(line), line.output_tokens)
     assert price_full is not None and price_cached is not None and price_cached < price_full
 
     from shopbench.config import load_profile
     from shopbench.judges.pace.protocols import get_protocol, messages
 
-    recs = [r for r in PV._sample_build(load_profile("smoke")).records if r.split == "test"][:4]
-    verbatim = PV.prefix_tokens([messages(get_protocol("pacejudge"), r) for r in recs])
-    first = PV.prefix_tokens([messages(get_protocol("pacejudge_prefix_first"), r) for r in recs])
+    recs = [r for r in NB.sample_build(load_profile("smoke")).records if r.split == "test"][:4]
+    verbatim = TK.prefix_tokens([messages(get_protocol("pacejudge"), r) for r in recs])
+    first = TK.prefix_tokens([messages(get_protocol("pacejudge_prefix_first"), r) for r in recs])
     # measured here: ~150 vs ~680 tokens; both under the providers' 1,024-token minimum, so the judge sweeps
     # of the API profiles get no cached-input discount (the preview says 0, as a real run would report)
     assert verbatim < 300 < first
     system = [
         [{"role": "system", "content": "rules " * 400}, {"role": "user", "content": str(i)}] for i in range(3)
     ]
-    assert PV.prefix_tokens(system) >= 400
+    assert TK.prefix_tokens(system) >= 400
 
 
 def test_agent_lines_carry_their_system_prefix():
@@ -214,7 +217,7 @@ def test_agent_lines_carry_their_system_prefix():
         pytest.skip("the τ²-retail data is not at ../shared/data/tau2_retail")
     pv = PV.build_preview(load_profile("padme-api"))
     agents = [x for x in pv.lines if x.notebook.startswith("40") and x.role.startswith("agent")]
-    assert agents and all(x.prefix_tokens > PV.CACHE_MIN_TOKENS for x in agents)
+    assert agents and all(x.prefix_tokens > PR.CACHE_MIN_TOKENS for x in agents)
     as_openai = PV.Line("40", "a", "openai/gpt-5.4", "agent", calls=100, input_tokens=400_000, output_tokens=1,
                         prefix_tokens=agents[0].prefix_tokens)  # fmt: skip
-    assert PV.cached_input_tokens(as_openai) > 0  # a provider that caches would get the discount
+    assert PR.cached_input_tokens(as_openai) > 0  # a provider that caches would get the discount

@@ -9,7 +9,7 @@ import json
 import pytest
 import yaml
 
-from shopbench import pipeline
+from shopbench import pipeline, pipeline_steps
 from shopbench.config import OWNER_FILE, ParamError, claim_outputs, load_profile
 from shopbench.context import start
 from shopbench.paths import PARAMS_DIR
@@ -245,7 +245,7 @@ def test_repo_profiles_validate_and_keep_their_values():
 def test_defaults_agree_with_the_library():
     from shopbench.judges.pace.protocols import PROTOCOLS
     from shopbench.paceshop.build import BuildConfig
-    from shopbench.pipeline import load_pipeline
+    from shopbench.pipeline_steps import load_pipeline
     from shopbench.profiles.judging import PROTOCOL_NAMES
     from shopbench.profiles.shopsim import SCRIPTED_AGENT_NAMES
     from shopbench.shopsim.agents import SCRIPTED_AGENTS
@@ -401,7 +401,11 @@ def test_failed_notebook_skips_its_dependents(outputs, monkeypatch, capsys):
 
 
 def test_skips_propagate_and_pipeline_needs_are_checked(tmp_path):
-    a, b, c = (pipeline.Step("a"), pipeline.Step("b", needs=["a"]), pipeline.Step("c", needs=["b"]))
+    a, b, c = (
+        pipeline_steps.Step("a"),
+        pipeline_steps.Step("b", needs=["a"]),
+        pipeline_steps.Step("c", needs=["b"]),
+    )
     outcome = {"a": "ParamError text"}
     outcome["b"] = "skipped: " + pipeline.skip_reason(b, outcome)
     assert pipeline.skip_reason(c, outcome) == "b was skipped: a failed: ParamError text"
@@ -411,4 +415,4 @@ def test_skips_propagate_and_pipeline_needs_are_checked(tmp_path):
         "notebooks:\n  - {name: 30_pace_metrics, needs: [20_pace_judge_sweep]}\n", encoding="utf-8"
     )
     with pytest.raises(ValueError, match="needs .*20_pace_judge_sweep.*not earlier steps"):
-        pipeline.load_pipeline(bad)
+        pipeline_steps.load_pipeline(bad)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from shopbench.pipeline import load_pipeline
+from shopbench.pipeline_steps import load_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,8 +20,8 @@ from shopbench.runprogress import Watcher, read_progress, stopped_line, sweep_te
 
 FIXTURE = ROOT / "tests" / "fixtures" / "pipeline_interrupt"  # a one-notebook pipeline: a slow anytime sweep
 RUN = (
-    "import sys; from pathlib import Path; import shopbench.pipeline as p; d = Path(sys.argv[1]); "
-    "p.PIPELINE_FILE = d / 'pipeline.yaml'; p.NOTEBOOKS_DIR = d; sys.exit(p.main(sys.argv[2:]))"
+    "import sys; from pathlib import Path; import shopbench.pipeline as p, shopbench.pipeline_steps as s; d = Path(sys.argv[1]); "
+    "s.PIPELINE_FILE = d / 'pipeline.yaml'; s.NOTEBOOKS_DIR = d; sys.exit(p.main(sys.argv[2:]))"
 )
 
 

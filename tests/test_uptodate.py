@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shopbench import pipeline
+from shopbench import pipeline, pipeline_steps
 from shopbench.report.artifacts import read_artifacts
 from shopbench.uptodate import RunInputs, environment_digest, failed_calls, notebook_paths, tree_digest
 
@@ -29,9 +29,12 @@ def tiny_pipeline(tmp_path, outputs, monkeypatch):
     nbdir.mkdir()
     _notebook(nbdir / "a.ipynb")
     _notebook(nbdir / "b.ipynb")
-    steps = [pipeline.Step("a", produces=["ta"]), pipeline.Step("b", produces=["tb"], needs=["a"])]
-    monkeypatch.setattr(pipeline, "NOTEBOOKS_DIR", nbdir)
-    monkeypatch.setattr(pipeline, "load_pipeline", lambda: steps)
+    steps = [
+        pipeline_steps.Step("a", produces=["ta"]),
+        pipeline_steps.Step("b", produces=["tb"], needs=["a"]),
+    ]
+    monkeypatch.setattr(pipeline_steps, "NOTEBOOKS_DIR", nbdir)
+    monkeypatch.setattr(pipeline_steps, "load_pipeline", lambda: steps)
     monkeypatch.setattr(
         pipeline, "build_index", lambda paper, summary: (paper / "index.md", paper / "index.html")
     )

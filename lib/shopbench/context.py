@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .config import Profile, claim_outputs, load_profile
 from .paths import default_cache_dir
+from .pipeline_steps import upstream
 from .profiles import ProfileParams, as_plain
 from .prompts import Prompt, read_prompt, read_prompt_file, record_prompts_with, strip_header
 from .report.artifacts import Provenance, git_commit, now_iso, save_figure, save_table
@@ -162,7 +163,7 @@ class RunContext:
             backbones=sorted(self.backbones_used),
             git_commit=self._commit,
             date=now_iso(),
-            upstream=upstream_inputs(self.paper_dir, self.notebook),
+            upstream=upstream_inputs(self.paper_dir, upstream(self.notebook)[1:]),
         )
 
     def table(self, df, name: str, caption: str, *, evidence, why: str = "", **kw):
@@ -185,7 +186,7 @@ class RunContext:
     def partial(self) -> dict | None:
         """The cost-capped runs this notebook's artefacts are built from (its own and those of the
         notebooks it reads), or None (:mod:`shopbench.report.partial`)."""
-        from .report.partial import for_notebooks, upstream
+        from .report.partial import for_notebooks
 
         return for_notebooks(self.out / "calls", upstream(self.notebook))
 

@@ -1,7 +1,7 @@
 """The papermill pipeline behind ``make paper`` and the notebook smoke tests of ``make test``.
 
 The list of notebooks, their order and the artefacts each must produce live in one place,
-``notebooks/pipeline.yaml``. ``python -m shopbench.pipeline run --profile paper`` validates the
+``notebooks/pipeline.yaml`` (read by :mod:`shopbench.pipeline_steps`). ``python -m shopbench.pipeline run --profile paper`` validates the
 profile, executes the notebooks with papermill into ``outputs/<profile>/notebooks/``, then writes
 ``outputs/<profile>/paper/run.json`` and the index (``index.md`` + ``index.html``).
 
@@ -32,13 +32,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from . import pipeline_steps
 from .config import claim_outputs, load_profile
-from .errors import UserError, exit_on_user_error
+from .errors import exit_on_user_error
 from .llm.calllog import read_logs
 from .llm.outcomes import EXIT_NO_ANSWER, count_line, no_answer_subjects
-from .paths import NOTEBOOKS_DIR, ROOT
+from .paths import ROOT
+from .pipeline_steps import Step, known_only, load_pipeline
 from .plancheck import check_plan
 from .preview import check_before_run, needs_gate
 from .report import audit_index, build_index, git_commit, write_run_json
@@ -46,40 +46,7 @@ from .report.artifacts import now_iso, read_artifacts
 from .runprogress import stopped_line, watching
 from .uptodate import RunInputs, failed_calls, load_state, save_state
 
-PIPELINE_FILE = NOTEBOOKS_DIR / "pipeline.yaml"
 EXIT_STOPPED = 130  # Ctrl-C (128 + SIGINT), as a shell reports it
-
-
-@dataclass
-class Step:
-    name: str
-    produces: list[str] = field(default_factory=list)
-    timeout_s: int | None = None
-    needs: list[str] = field(default_factory=list)
-
-    @property
-    def path(self) -> Path:
-        return NOTEBOOKS_DIR / f"{self.name}.ipynb"
-
-
-def load_pipeline(path: Path | None = None) -> list[Step]:
-    """The steps in order (of :data:`PIPELINE_FILE` by default); ``needs`` must name earlier steps."""
-    path = path or PIPELINE_FILE
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    steps: list[Step] = []
-    for i, e in enumerate(data.get("notebooks") or []):
-        if not isinstance(e, dict) or "name" not in e:
-            raise ValueError(f"{path}: notebooks[{i}] needs a 'name'")
-        s = Step(name=e["name"], produces=list(e.get("produces") or []), timeout_s=e.get("timeout_s"),
-                 needs=list(e.get("needs") or []))  # fmt: skip
-        if not s.path.exists():
-            raise FileNotFoundError(f"{path}: notebooks[{i}] names {s.path}, which does not exist")
-        earlier = {t.name for t in steps}
-        late = [n for n in s.needs if n not in earlier]
-        if late:
-            raise ValueError(f"{path}: notebooks[{i}] ({s.name}) needs {late}, which are not earlier steps")
-        steps.append(s)
-    return steps
 
 
 def run_notebook(step: Step, profile: str, out_dir: Path) -> Path:
@@ -90,7 +57,7 @@ def run_notebook(step: Step, profile: str, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{step.name}.ipynb"
     pm.execute_notebook(
-        str(step.path), str(out), parameters={"profile": profile}, cwd=str(NOTEBOOKS_DIR),
+        str(step.path), str(out), parameters={"profile": profile}, cwd=str(step.path.parent),
         kernel_name="python3", progress_bar=False, request_save_on_cell_execute=True,
         execution_timeout=step.timeout_s, kernel_manager_class=IPCKernelManager,
     )  # fmt: skip
@@ -250,7 +217,7 @@ def _run_steps(prof, steps: list[Step], root: Path, nbs: list[dict], outcome: di
 def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview: bool = True,
         rerun: bool = False, preflight: bool = True) -> int:  # fmt: skip
     prof = load_profile(profile)
-    steps = _known_only(only)
+    steps = known_only(only)
     for n in check_plan(prof, only):  # issue 25 §2/§6: names and datasets, before anything starts
         print(f"[{prof.name}] note: {n}", flush=True)
     pv = None
@@ -267,7 +234,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     uptodate = None
     if fresh and not only:  # call logs and artefact registry describe this run; the cache is kept
         every = rerun or prof.params.rehearsal is not None
-        inputs = RunInputs.of(prof.path, prof.data, PIPELINE_FILE, ROOT, root / "annotations")
+        inputs = RunInputs.of(prof.path, prof.data, pipeline_steps.PIPELINE_FILE, ROOT, root / "annotations")
         uptodate = UpToDate(inputs, load_state(paper), read_artifacts(paper), force=every)
         if every:
             shutil.rmtree(root / "calls", ignore_errors=True)
@@ -327,7 +294,7 @@ def run(profile: str, only: list[str] | None = None, fresh: bool = True, preview
     print(f"[{prof.name}] index: {md} and {html}")
     if missing:
         print(
-            f"[{prof.name}] artefacts promised in {PIPELINE_FILE.name} but not produced: {missing}",
+            f"[{prof.name}] artefacts promised in {pipeline_steps.PIPELINE_FILE.name} but not produced: {missing}",
             file=sys.stderr,
         )
     problems = audit_index(paper)  # issue 13 §1: every artefact has a kind, no stand-in row is "measured"
@@ -372,25 +339,12 @@ def check(profile: str, only: list[str] | None = None) -> int:
     """Validate a profile without running anything (``make paper`` does this first): its keys and values,
     its backbone names and the datasets its planned notebooks read (:mod:`shopbench.plancheck`)."""
     prof = load_profile(profile)
-    _known_only(only)
+    known_only(only)
     notes = check_plan(prof, only)
     print(f"{prof.path}: valid profile; outputs go to {prof.out}")
     for n in notes:
         print(f"note: {n}")
     return 0
-
-
-def _known_only(only: list[str] | None) -> list[Step]:
-    """The pipeline's steps, or those ``only`` names (an unknown name is a :class:`UserError`)."""
-    steps = load_pipeline()
-    if only:
-        unknown = set(only) - {s.name for s in steps}
-        if unknown:
-            raise UserError(
-                f"unknown notebooks {sorted(unknown)}", fix=f"choose from {[s.name for s in steps]}"
-            )
-        steps = [s for s in steps if s.name in only]
-    return steps
 
 
 @exit_on_user_error

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import pipeline_steps
 from .errors import UserError
 
 
@@ -232,9 +233,7 @@ def _is_tau2(src) -> bool:
 def check_plan(prof, only: Sequence[str] | None = None) -> list[str]:
     """Raise a :class:`UserError` listing every backbone-name and dataset problem of ``prof`` for the
     notebooks that will run (``only``, else all); return the notes (datasets a notebook can do without)."""
-    from . import pipeline
-
-    steps = [s.name for s in pipeline.load_pipeline()]
+    steps = [s.name for s in pipeline_steps.load_pipeline()]
     planned = [s for s in steps if not only or s in only]
     errors = backbone_problems(prof)
     data_errors, notes = dataset_problems(prof, planned)

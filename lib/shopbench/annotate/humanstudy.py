@@ -246,7 +246,7 @@ def load_human_study(path, attach_cells: bool = True) -> tuple[pd.DataFrame, pd.
     if attach_cells:
         key, note = _attach_cells(key, read_sampling(root))
     key.attrs["notes"] = [note]
-    key.attrs["source"] = str(root)  # errors found later (stats.study.prepare) name the folder
+    key.attrs["source"] = str(root)  # errors found later (padme.study.prepare) name the folder
     return ann_df, key
 
 

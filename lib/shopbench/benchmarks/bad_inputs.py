@@ -690,10 +690,10 @@ def _human_study_no_panel_folders(d, fx):
     return (lambda: load_human_study(s)), "study", None
 
 
-@case("human study: a pair rated by two panels", "stats.study.prepare")
+@case("human study: a pair rated by two panels", "padme.study.prepare")
 def _human_study_a_pair_rated_by_two_panels(d, fx):
     from ..annotate.humanstudy import load_human_study
-    from ..stats.study import prepare
+    from ..padme.study import prepare
 
     s = fx.study_copy(d)
     shutil.copy(s / _ANN, s / "panel_2" / "annotator_9.json")

@@ -13,10 +13,12 @@ Modules, in pipeline order:
 * :mod:`~shopbench.padme.cascade` — Algorithm 1: generation, filtering and retries, resumable.
 * :mod:`~shopbench.padme.dataset` — the pairs dataset on disk and exports for annotation / the human study.
 * :mod:`~shopbench.padme.tables` — Tables 1, 6, 8, 9, 10, 20, 21 from the pairs table and call logs.
+* :mod:`~shopbench.padme.study` — the human-study analysis (Section 5.2, App. C–E) on the general
+  estimators of :mod:`shopbench.stats`.
 
 The names a notebook uses are re-exported here and imported on first use (issue 27:
 ``from shopbench.padme import run_cascade``), so importing the package stays cheap; ``experiment``,
-``tables`` and ``choices`` are public submodules. The human-study analysis (:mod:`shopbench.stats.study`,
+``tables`` and ``choices`` are public submodules. The human-study analysis (:mod:`shopbench.padme.study`,
 PADMÉ's Section 5.2) is re-exported here too.
 """
 
@@ -35,7 +37,7 @@ _EXPORTS = {
     ".experiment": ["run_synthesis", "llm_filter_stage"],
     "..judges.padme.filters": ["filter_pairs_anytime"],
     ".sources.recorded": ["load_recorded"],
-    "..stats.study": ["PADME_REPORTED", "agreement_summary", "compare_with_paper", "simulation_recovery",
+    ".study": ["PADME_REPORTED", "agreement_summary", "compare_with_paper", "simulation_recovery",
                       "summary_tables", "table15_comparison", "write_summary"],
 }  # fmt: skip
 _SUBMODULES = ["experiment", "tables", "choices"]

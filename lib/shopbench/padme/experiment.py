@@ -217,10 +217,10 @@ def llm_filter_stage(kept: Sequence, criteria: Sequence, filter_judges: Sequence
     no judge is given."""
     import pandas as pd
 
+    from ..judges.padme.filters import filter_pairs_anytime
+    from ..judges.padme.sweep import PairUnit
     from ..llm.anytime import budget_seconds, plan_columns
     from ..stats.bootstrap import bootstrap
-    from ..judges.padme.sweep import PairUnit
-    from ..judges.padme.filters import filter_pairs_anytime
 
     crit_by_name = {c.name: c for c in criteria}
     units = [PairUnit(p.pair_id, p.worse, p.better, (p.criterion, p.contrast, p.source)) for p in kept]

@@ -5,8 +5,8 @@ The gateway (``budget_mode="partial"``, as notebooks use it) records each stoppe
 removes the entry when a later run of the same id finishes (a rerun with a higher cap makes only
 the calls that were not made: the call log and the cache hold the rest). Every table and figure a
 notebook registers afterwards, and those of the notebooks that read its data (``needs:`` in
-``notebooks/pipeline.yaml``), carry "partial: n of N calls" in the caption and a ``partial`` field in
-``index.json``.
+``notebooks/pipeline.yaml``; the run context passes them to :func:`for_notebooks`), carry "partial: n
+of N calls" in the caption and a ``partial`` field in ``index.json``.
 """
 
 from __future__ import annotations
@@ -69,20 +69,3 @@ def note(partial: dict | None) -> str:
         return ""
     return (f"partial: {partial['calls_done']:,} of {partial['calls_total']:,} calls (the cost cap "
             "gateway.max_cost_usd stopped the sweep; raise it and rerun to finish).")  # fmt: skip
-
-
-def upstream(notebook: str) -> list[str]:
-    """``notebook`` and every notebook it reads from, transitively (``needs:`` in the pipeline)."""
-    try:
-        from ..pipeline import load_pipeline
-
-        needs = {s.name: s.needs for s in load_pipeline()}
-    except Exception:  # noqa: BLE001 - a notebook outside the pipeline: itself only
-        return [notebook]
-    out, todo = [], [notebook]
-    while todo:
-        n = todo.pop()
-        if n not in out:
-            out.append(n)
-            todo.extend(needs.get(n, []))
-    return out

@@ -47,15 +47,14 @@ def record_inputs(paper_dir: str | Path, notebook: str, prompts: Mapping[str, st
         tmp.replace(path)
 
 
-def upstream_inputs(paper_dir: str | Path, notebook: str) -> dict[str, dict | None]:
-    """The notebooks ``notebook`` reads from (transitively, nearest first) → their recorded prompts and
-    backbones, or None for one whose run left no record (it has not run in this outputs folder since
-    the record was introduced: run it to record what it used)."""
-    from .partial import upstream
-
+def upstream_inputs(paper_dir: str | Path, notebooks: Iterable[str]) -> dict[str, dict | None]:
+    """The notebooks a notebook reads from (``notebooks``: transitively, nearest first, as
+    :func:`shopbench.pipeline_steps.upstream` lists them after the notebook itself) → their recorded
+    prompts and backbones, or None for one whose run left no record (it has not run in this outputs
+    folder since the record was introduced: run it to record what it used)."""
     recorded = read_inputs(paper_dir)
     out: dict[str, dict | None] = {}
-    for nb in upstream(notebook)[1:]:
+    for nb in notebooks:
         rec = recorded.get(nb)
         out[nb] = ({"prompts": dict(rec.get("prompts") or {}), "backbones": list(rec.get("backbones") or [])}
                    if isinstance(rec, dict) else None)  # fmt: skip

@@ -1,10 +1,12 @@
-"""Statistics for human studies and judge meta-evaluation (the PADMÉ human study, Section 5.2, App. C–E).
+"""General statistics for agreement studies and judge meta-evaluation (definitions cite the papers that use them).
 
 - :mod:`~shopbench.stats.agreement` — Krippendorff's α (nominal), unanimity, Cohen's κ, majority vote;
 - :mod:`~shopbench.stats.bootstrap` — a vectorised, seeded percentile bootstrap over units;
 - :mod:`~shopbench.stats.tests` — permutation test, binomial position balance, Holm correction;
-- :mod:`~shopbench.stats.poststrat` — post-stratified accuracy;
-- :mod:`~shopbench.stats.study` — the whole human-study analysis (:func:`agreement_summary`).
+- :mod:`~shopbench.stats.poststrat` — post-stratified accuracy.
+
+The PADMÉ human-study analysis built on them (Section 5.2, App. C–E) is :mod:`shopbench.padme.study`
+(issue 27: a paper's study lives with its paper).
 
 How much of a score is noise (issue 29, item 2; docs/NOISE.md):
 
@@ -31,8 +33,6 @@ _EXPORTS = {
                    "resample_counts"],
     ".tests": ["permutation_test", "position_balance", "holm", "minimum_detectable_difference"],
     ".poststrat": ["poststratified_mean", "poststratified_table"],
-    ".study": ["agreement_summary", "write_summary", "summary_tables", "compare_with_paper", "table15_comparison",
-               "simulation_recovery", "prepare", "PADME_REPORTED", "PADME_POPULATION"],
     ".passk": ["pass_hat_k", "pass_at_k", "success_counts"],
     ".clustered": ["ClusteredMean", "clustered_mean", "clustered_mean_arrays", "clustered_means"],
     ".variance": ["variance_components", "one_way_components"],

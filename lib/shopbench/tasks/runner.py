@@ -375,8 +375,8 @@ def _json_safe(x):
 def _provenance(task, params, backbone, prompts, seed, limit, epochs, run_id, t) -> dict:
     import os
 
-    from ..version import __version__
     from ..report.artifacts import git_commit, now_iso
+    from ..version import __version__
 
     return {"task": task, "params": _plain_params(params), "model": backbone.model if backbone is not None else None,
             "model_base_url": backbone.api_base if backbone is not None else None, "prompts": prompts, "seed": seed, "limit": limit,

@@ -38,6 +38,9 @@ Definitions quoted from the paper (arXiv 2609.36086):
 
 Bootstrap CIs resample pairs within each panel (percentile, :mod:`shopbench.stats.bootstrap`); all
 depths share the same resamples.
+
+The estimators are the general ones of :mod:`shopbench.stats`; this module, PADMÉ's own, lives beside
+PADMÉ (moved from ``stats/`` by issue 27).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .agreement import (
+from ..stats.agreement import (
     alpha_from_coincidences,
     bootstrap_alpha,
     krippendorff_alpha,
@@ -63,9 +66,9 @@ from .agreement import (
     unit_coincidences,
     unit_value_counts,
 )
-from .bootstrap import bootstrap, bootstrap_ratio
-from .poststrat import poststratified_table
-from .tests import N_PERM, holm, minimum_detectable_difference, permutation_test, position_balance
+from ..stats.bootstrap import bootstrap, bootstrap_ratio
+from ..stats.poststrat import poststratified_table
+from ..stats.tests import N_PERM, holm, minimum_detectable_difference, permutation_test, position_balance
 
 DEPTHS = {
     "D0": "all pairs (unfiltered)",
