@@ -14,8 +14,9 @@ stays light)::
 - :func:`save_table` / :func:`save_figure` / :func:`build_index` — reporting (:mod:`shopbench.report`);
 - :class:`UserError` and its kinds — the errors a user can act on (:mod:`shopbench.errors`);
 - :func:`explore` — the results explorer in a notebook (:mod:`shopbench.explorer`);
-- :func:`eval` / :func:`preview` — run one task on one model, or count its calls (:mod:`shopbench.tasks`,
-  the same function as the ``shopbench eval`` command);
+- :func:`eval` — run one task on one model (:mod:`shopbench.tasks`, the same function as the
+  ``shopbench eval`` command; ``shopbench.tasks.preview`` counts its calls — not re-exported here, where
+  ``shopbench.preview`` is the cost-preview package);
 - the role packages as attributes: ``metrics``, ``stats``, ``judges``, ``llm``, ``report``, ``catalog``,
   ``paceshop``, ``padme``, ``shopsim``, ``annotate``, ``explorer``.
 """
@@ -34,7 +35,7 @@ _EXPORTS = {
     ".llm": ["Gateway", "Call", "parse_backbones"],
     ".report": ["save_table", "save_figure", "build_index"],
     ".explorer": ["explore"],
-    ".tasks.runner": ["eval", "preview"],
+    ".tasks.runner": ["eval"],
 }
 _SUBPACKAGES = [
     "metrics",
