@@ -63,7 +63,7 @@ from functools import cache
 from statistics import fmean
 from typing import Any
 
-from ...core import Record, taxonomy
+from ...core import Record, registry, taxonomy
 from ...paceshop.response_xml import to_struct_json
 from ...prompts import Prompt
 from .. import Invalid, JudgeSpec, judge
@@ -395,7 +395,8 @@ def pace_protocols() -> list[Protocol]:
     ]  # fmt: skip
 
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in pace_protocols()}
+# the PACE protocols: the judges of group "pace" in the one registry, in registration order (Tables 18-19)
+PROTOCOLS: Mapping[str, Protocol] = registry.View("judge", group="pace")
 RUBRIC_ABLATIONS = ("geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic")
 SINGLE_TARGET = ("ares", "personalens", "etapp")
 
@@ -406,7 +407,8 @@ def get_protocol(protocol: str | Protocol) -> Protocol:
     try:
         return PROTOCOLS[protocol]
     except KeyError:
-        raise KeyError(f"unknown judge protocol {protocol!r}; known: {', '.join(PROTOCOLS)}") from None
+        raise KeyError(f"unknown judge protocol {protocol!r}; known: {', '.join(PROTOCOLS)}"
+                       + registry.did_you_mean(protocol, list(PROTOCOLS))) from None  # fmt: skip
 
 
 # ---- templates ---------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...core import registry
 from ...shopsim.registry import category_of
 from ...shopsim.replay import cart_after_turn, cart_before
 from ...shopsim.types import ShopProduct, TrialRecord
@@ -516,7 +517,8 @@ def shop_judges() -> list[ShopSpec]:
     ]
 
 
-SPECS: dict[str, ShopSpec] = {s.question: s for s in shop_judges()}
+# the shop judges (group "shop" in the one registry) by question, in registration order
+SPECS: Mapping[str, ShopSpec] = registry.View("judge", key=lambda e: e.obj.question, group="shop")
 
 
 class LLMJudge:
