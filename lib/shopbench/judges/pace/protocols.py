@@ -72,22 +72,15 @@ from .. import Invalid, JudgeSpec, judge
 NONE = "NONE"
 FAMILIES: tuple[str, ...] = tuple(taxonomy.FAMILIES)
 FAMILY_LABELS: tuple[str, ...] = (*FAMILIES, NONE)
-LOCATIONS: tuple[str, ...] = ("overview_text", "productCategoryList", "rqList", "attribution_list")
+LOCATIONS: tuple[str, ...] = taxonomy.LOCATIONS
 LOCATION_LABELS: tuple[str, ...] = (*LOCATIONS, NONE)
 VERDICTS: tuple[str, ...] = ("GOOD", "BAD")
 AXES: tuple[str, ...] = ("persona_alignment", "component_consistency", "evidence_grounding", "format_safety")
 AXIS_TARGET = {"persona_alignment": "P", "component_consistency": "C", "evidence_grounding": "E",
                "format_safety": "F"}  # fmt: skip
 
-# "each defect family belongs to exactly one target" (E.4): S1 scores PREF_CONFLICT (P); S2 the
-# cross-component families {XCOMP_MISMATCH, INTENT_DRIFT, REDUNDANCY} (C); S3 product-evidence
-# mismatch and persona-history hallucination, with the ARES-style label set {EVIDENCE_MISMATCH,
-# OVER_PERSONALIZATION_HALLUCINATION, UNSUPPORTED_CLAIM} (E). A is the diagnosis itself.
-FAMILY_TARGET: dict[str, str] = {
-    "PREF_CONFLICT": "P",
-    "INTENT_DRIFT": "C", "XCOMP_MISMATCH": "C", "REDUNDANCY": "C",
-    "EVIDENCE_MISMATCH": "E", "OVER_PERSONALIZATION_HALLUCINATION": "E", "UNSUPPORTED_CLAIM": "E",
-}  # fmt: skip
+# "each defect family belongs to exactly one target" (E.4): the one map, in core
+FAMILY_TARGET: dict[str, str] = taxonomy.FAMILY_TARGET
 E_FAMILIES = ("EVIDENCE_MISMATCH", "OVER_PERSONALIZATION_HALLUCINATION", "UNSUPPORTED_CLAIM")
 # C.3.2 PersonaLens-style: "restricted to persona-target labels: PREF_CONFLICT for an explicit persona
 # conflict […] or OVER_PERSONALIZATION_HALLUCINATION when the response invents a purchase or search"
