@@ -5,6 +5,7 @@
     shopbench eval shop_agent --agent module:Class [...]   your agent class (docs/guides/agent.md)
     shopbench preview TASK --model M [...]      calls, tokens and dollars; no call
     shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
+    shopbench list --kind judges|protocols|metrics|agents|tasks|backends   one kind of the registry
     shopbench domains check NAME [--data DIR] [--trajectories FILE]   a domain against published data (JSON)
 
 ``eval`` is :func:`shopbench.eval` (one function for the command and the Python API). Exit status: 0
@@ -77,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         "list", help="tasks with their parameters and defaults, judge protocols, local models"
     )
     ls.add_argument("--models", action="store_true", help="also the embedded local/ backends (imports more)")
+    ls.add_argument("--kind", choices=tuple(LIST_KINDS), default="tasks",
+                    help="what to list from the registry (default: tasks)")  # fmt: skip
     sc = sub.add_parser("schema", help="the JSON Schema of a file you bring (no NAME: list them)")
     sc.add_argument("name", nargs="?", help="a schema name (shopbench schema lists them)")
     dm = sub.add_parser("domains", help="check a domain against published data (issue 28)")
@@ -119,7 +122,45 @@ def cmd_schema(name: str | None) -> int:
 
 
 # ---- list ---------------------------------------------------------------------------------------
-def cmd_list(models: bool = False) -> int:
+# ``shopbench list --kind``: the registry kind, the metadata an entry must match, a title, and the
+# modules that register those entries (imported first; shopbench.core.registry, issue 27)
+LIST_KINDS: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
+    "tasks": ("task", {}, "Tasks", ()),
+    "judges": ("judge", {}, "Judges (every registered JudgeSpec; group = the judges subpackage)",
+               ("shopbench.judges.registry",)),
+    "protocols": ("judge", {"group": "pace"}, "PACE judge protocols (-T protocol=...)",
+                  ("shopbench.judges.pace.protocols",)),
+    "metrics": ("metric", {}, "Metrics (pace: PACE metric specs; shop: Table 11 of the shop battery)",
+                ("shopbench.metrics.pace", "shopbench.shopsim.verifier.battery")),
+    "agents": ("agent", {}, "Agents (the shop sweep's scripted reference agents: profile shopsim.scripted_agents)",
+               ("shopbench.shopsim.agents",)),
+    "backends": ("backend", {}, "Embedded deterministic backends (--model local/NAME, offline)",
+                 ("shopbench.llm.local", "shopbench.judges.pace")),
+}  # fmt: skip
+
+
+def cmd_list_kind(kind: str) -> int:
+    """``shopbench list --kind KIND``: the registry's entries of one kind, in registration order."""
+    import importlib
+
+    from .core import registry
+
+    reg_kind, match, title, modules = LIST_KINDS[kind]
+    for mod in modules:
+        importlib.import_module(mod)
+    registry.load(reg_kind)
+    found = registry.entries(reg_kind, **match)
+    print(f"{title}: {len(found)}")
+    width = max((len(e.name) for e in found), default=0)
+    for e in found:
+        group = f"[{e.group}] " if e.group and not match else ""
+        print(f"  {e.name:<{width}}  {group}{e.summary}".rstrip())
+    return 0
+
+
+def cmd_list(models: bool = False, kind: str = "tasks") -> int:
+    if kind != "tasks":
+        return cmd_list_kind(kind)
     from .tasks.pace_judge import PROTOCOL_NAMES
     from .tasks.registry import tasks
 
@@ -248,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         if a.command == "list":
-            return cmd_list(a.models)
+            return cmd_list(a.models, a.kind)
         if a.command == "schema":
             return cmd_schema(a.name)
         if a.command == "domains":

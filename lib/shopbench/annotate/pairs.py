@@ -72,22 +72,29 @@ class Reference(_Model):
     format: Literal["text", "markdown"] = "text"
 
 
-class ToolCall(_Model):
+# What the annotator is shown of a conversation. Not the core conversation types
+# (:class:`shopbench.core.Message`, :class:`shopbench.core.ToolCall`, the one definition every
+# environment, judge and trajectory file uses): a pair file keeps each message as the source wrote it —
+# OpenAI field names (``content``, ``id``), a tool call's arguments as the raw JSON text the agent
+# emitted (the core type parses and re-serialises them), a tool call id only when the source gave one —
+# and rejects unknown keys, because the annotation interface shows exactly that text (issue 27: a
+# JSON-facing view, named apart so that ``Message`` and ``ToolCall`` mean one thing in the project).
+class ShownToolCall(_Model):
     name: str
     arguments: str = "{}"  # the raw JSON string the agent emitted
     id: str | None = None
 
 
-class Message(_Model):
+class ShownMessage(_Model):
     role: Literal["user", "assistant", "tool"]
     content: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ShownToolCall] = Field(default_factory=list)
     name: str | None = None  # the tool's name, for role "tool"
     tool_call_id: str | None = None
 
 
 class Conversation(_Model):
-    messages: list[Message]
+    messages: list[ShownMessage]
 
 
 class ShopperView(_Model):
@@ -221,7 +228,7 @@ def _place(label: Side, winner: Item, loser: Item) -> tuple[Item, Item]:
 
 
 # ---- tau-bench -------------------------------------------------------------------------------------
-def _tau_messages(path: Path, i: int, conv: dict) -> tuple[list[Message], str | None]:
+def _tau_messages(path: Path, i: int, conv: dict) -> tuple[list[ShownMessage], str | None]:
     """The conversation without its system prompt, and the system prompt."""
     where = f"conversation [{i}] (task_id={conv.get('task_id')!r}, trial={conv.get('trial')!r})"
     fix = "restore the published results file"
@@ -243,10 +250,10 @@ def _tau_messages(path: Path, i: int, conv: dict) -> tuple[list[Message], str | 
             for c in m.get("tool_calls") or []:
                 fn = c.get("function") or {}
                 args = fn.get("arguments", "{}")
-                calls.append(ToolCall(name=fn["name"], id=c.get("id"),
+                calls.append(ShownToolCall(name=fn["name"], id=c.get("id"),
                                       arguments=args if isinstance(args, str) else json.dumps(args)))  # fmt: skip
             content = m.get("content")
-            out.append(Message(role=role, content=None if content is None else str(content), tool_calls=calls,
+            out.append(ShownMessage(role=role, content=None if content is None else str(content), tool_calls=calls,
                                name=m.get("name"), tool_call_id=m.get("tool_call_id")))  # fmt: skip
         except (KeyError, TypeError, AttributeError, ValidationError) as e:
             raise PairImportError(f"(role {role!r}) is malformed: {e}", file=path, where=where, field=f"traj[{j}]",
@@ -254,7 +261,7 @@ def _tau_messages(path: Path, i: int, conv: dict) -> tuple[list[Message], str | 
     return out, system
 
 
-def _tool_reference(convs: list[tuple[dict, list[Message]]]) -> Reference:
+def _tool_reference(convs: list[tuple[dict, list[ShownMessage]]]) -> Reference:
     seen: dict[str, set[str]] = defaultdict(set)
     for _, msgs in convs:
         for m in msgs:
@@ -288,7 +295,7 @@ def pairs_from_tau_bench(path: str | Path, policy_path: str | Path | None = None
         raise PairImportError(
             f"expected a JSON list of conversations, got {type(data).__name__}", file=path, fix=fix
         )
-    convs: list[tuple[dict, list[Message]]] = []
+    convs: list[tuple[dict, list[ShownMessage]]] = []
     system_prompt = None
     for i, conv in enumerate(data):
         if not isinstance(conv, dict):
@@ -504,10 +511,10 @@ def synthetic_pairs(n: int = 6, seed: int = 0) -> list[Pair]:
     pairs = []
     for i, label in enumerate(_labels(n, rng)):
         ask, done = _SYNTH_TASKS[i % len(_SYNTH_TASKS)]
-        user = Message(role="user", content=f"Hi, I'd like to {ask}. My user id is user_{i:03d}.")
-        call = Message(role="assistant", tool_calls=[ToolCall(name="get_user_details", id=f"c{i}",
+        user = ShownMessage(role="user", content=f"Hi, I'd like to {ask}. My user id is user_{i:03d}.")
+        call = ShownMessage(role="assistant", tool_calls=[ShownToolCall(name="get_user_details", id=f"c{i}",
                                                               arguments=json.dumps({"user_id": f"user_{i:03d}"}))])  # fmt: skip
-        result = Message(
+        result = ShownMessage(
             role="tool",
             name="get_user_details",
             tool_call_id=f"c{i}",
@@ -517,11 +524,11 @@ def synthetic_pairs(n: int = 6, seed: int = 0) -> list[Pair]:
             user,
             call,
             result,
-            Message(role="assistant", content=done),
-            Message(role="user", content="Great, thanks!"),
+            ShownMessage(role="assistant", content=done),
+            ShownMessage(role="user", content="Great, thanks!"),
         ]
-        bad = [user, call, result, Message(role="assistant", content="I'm not able to help with that right now. "
-                                           "Is there anything else?"), Message(role="user", content="Hm, okay.")]  # fmt: skip
+        bad = [user, call, result, ShownMessage(role="assistant", content="I'm not able to help with that right now. "
+                                           "Is there anything else?"), ShownMessage(role="user", content="Hm, okay.")]  # fmt: skip
         win = Item(kind="conversation", content={"messages": [m.model_dump() for m in good]})
         lose = Item(kind="conversation", content={"messages": [m.model_dump() for m in bad]})
         a, b = _place(label, win, lose)

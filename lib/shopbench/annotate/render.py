@@ -15,7 +15,7 @@ import html
 import json
 import re
 
-from .pairs import Conversation, Item, Message, PaceshopView, Reference, ToolCall
+from .pairs import Conversation, Item, PaceshopView, Reference, ShownMessage, ShownToolCall
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 ROLE_LABEL = {"user": "Customer", "assistant": "Agent"}
@@ -35,7 +35,7 @@ def _pretty(text: str | None) -> str:
         return text
 
 
-def call_signature(call: ToolCall, limit: int = 110) -> str:
+def call_signature(call: ShownToolCall, limit: int = 110) -> str:
     """``name(key="value", n=2)`` from the call's JSON arguments, shortened to ``limit`` characters."""
     try:
         args = json.loads(call.arguments or "{}")
@@ -49,12 +49,12 @@ def call_signature(call: ToolCall, limit: int = 110) -> str:
     return sig if len(sig) <= limit else sig[: limit - 2] + "…)"
 
 
-def _call_block(call: ToolCall) -> str:
+def _call_block(call: ShownToolCall) -> str:
     return (f'<details class="sb-call"><summary>Agent calls <code>{esc(call_signature(call))}</code></summary>'
             f'<pre class="sb-pre">{esc(_pretty(call.arguments))}</pre></details>')  # fmt: skip
 
 
-def _result_block(m: Message) -> str:
+def _result_block(m: ShownMessage) -> str:
     name = f" {esc(m.name)}" if m.name else ""
     return (f'<details class="sb-result"><summary>Tool result -&gt;{name}</summary>'
             f'<pre class="sb-pre">{esc(_pretty(m.content))}</pre></details>')  # fmt: skip

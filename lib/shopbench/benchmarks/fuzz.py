@@ -681,9 +681,9 @@ def _pace_contracts(gw) -> list[Contract]:
 
 
 def _padme_contracts(gw) -> list[Contract]:
-    from ..judges import ParseFailure
     from ..judges.padme.evaluators import SCORE_SCHEMA, score_from_row
     from ..judges.padme.filters import FILTER_SCHEMA, LLMFilterJudge
+    from ..judges.spec import ParseFailure
     from ..padme.types import Criterion, Rollout
 
     def rollout(i: int) -> Rollout:

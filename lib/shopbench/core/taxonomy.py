@@ -144,6 +144,25 @@ DEFECTS: dict[str, tuple[str, str]] = {  # family -> (field group, gold location
 }
 FAMILIES = list(DEFECTS)
 
+# E.4: "each defect family belongs to exactly one target" — P: persona conflict (S1); C: the three
+# cross-component families (S2's D_C); E: product-evidence mismatch and persona-history hallucination,
+# with the ARES-style label set {EVIDENCE_MISMATCH, OVER_PERSONALIZATION_HALLUCINATION,
+# UNSUPPORTED_CLAIM} (S3). A (S4) is the diagnosis itself. One definition for the judges and the metrics.
+FAMILY_TARGET: dict[str, str] = {
+    "PREF_CONFLICT": "P",
+    "INTENT_DRIFT": "C", "XCOMP_MISMATCH": "C", "REDUNDANCY": "C",
+    "EVIDENCE_MISMATCH": "E", "OVER_PERSONALIZATION_HALLUCINATION": "E", "UNSUPPORTED_CLAIM": "E",
+}  # fmt: skip
+# the 4-way response-field labels (§4.1 R; D.4 "allowed_location_labels": overview, categories,
+# related queries, evidence attributions), as the response's field names (Table 21)
+LOCATIONS: tuple[str, ...] = ("overview_text", "productCategoryList", "rqList", "attribution_list")
+# the PACEJudge axis of each family target (E.4 "target-triage": the lowest relevant axis)
+TARGET_AXIS: dict[str, str] = {
+    "P": "persona_alignment",
+    "C": "component_consistency",
+    "E": "evidence_grounding",
+}
+
 
 def _by_group() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}

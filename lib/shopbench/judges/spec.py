@@ -11,10 +11,13 @@ contract and supplies three steps:
   the contract and its name, the repeat index); an unconfigured backbone name is taken as a litellm
   model name (``local/rules``, ``llamacpp/…``);
 - :meth:`JudgeSpec.parse` → a :class:`Judgment` holding the typed value of ``interpret(value,
-  item)`` or a :class:`ParseFailure` with its reason and kind. The row's ``raw_output`` is parsed
-  again against the contract (scoring never trusts or repeats the call: a row read back from a call
-  log parses the same way); a rule the schema cannot state is checked by ``interpret``, which
-  raises :class:`Invalid`. Nothing is coerced: DESIGN.md "Parse failures are data".
+  item)`` or a :class:`ParseFailure` with its reason and kind. The contract is parsed once, by
+  :func:`shopbench.llm.parse_output`: a row :class:`ModelJudge` just got from the project's gateway
+  (``Gateway.checks_contract``) for the spec's own call carries the gateway's check of that contract (:func:`shopbench.llm.contract.row_outcome`);
+  any other row (read back from a call log, or from a run without a schema) has its ``raw_output``
+  parsed against the contract here (scoring never trusts or repeats the call). A rule the schema
+  cannot state is checked by ``interpret``, which raises :class:`Invalid`. Nothing is coerced:
+  DESIGN.md "Parse failures are data".
 
 A *judge* (:class:`Judge`) is anything with a ``name`` and ``judge(items) → outcomes``:
 :class:`ModelJudge` binds a spec to a gateway and a backbone; offline reference judges (heuristic
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..llm import Backbone, Call, CallResult
-from ..llm.contract import parse_output
+from ..llm.contract import parse_output, row_outcome
 from ..prompts import Prompt, load_template
 
 I = TypeVar("I")  # noqa: E741 - the item type
@@ -192,15 +195,20 @@ class JudgeSpec(Generic[I, V]):
             schema_name=self.schema_name, repeat=self.repeat(item) if repeat is None else repeat,
         )  # fmt: skip
 
-    def parse(self, row: CallResult | Mapping[str, Any], item: I) -> Outcome:
-        """A gateway row (or a call-log row) → :class:`Judgment` or :class:`ParseFailure`."""
+    def parse(self, row: CallResult | Mapping[str, Any], item: I, *, checked: bool = False) -> Outcome:
+        """A gateway row (or a call-log row) → :class:`Judgment` or :class:`ParseFailure`.
+        ``checked``: the row is the gateway's answer to this spec's own call for ``item`` (same
+        contract), so its contract check is read off the row instead of parsing the output again."""
         iid, raw = row.get("item_id"), row.get("raw_output")
         fields: Mapping[str, Any] = row
         usage = {k: fields[k] for k in USAGE_FIELDS if k in fields}
         if row.get("status") == "error":
             reason = f"call error: {row.get('error') or 'no output'}"
             return ParseFailure(self.name, iid, reason, "call_error", raw, stage="call", usage=usage)
-        parsed = parse_output(raw, self.contract_for(item), row.get("finish_reason"))
+        contract = self.contract_for(item)
+        parsed = (row_outcome(row) if checked and contract is not None else None) or parse_output(
+            raw, contract, row.get("finish_reason")
+        )
         if not parsed.ok:
             reason = parsed.error or "contract violation"
             return ParseFailure(
@@ -244,4 +252,5 @@ class ModelJudge(Generic[I]):
             return []
         kw = {"desc": self.desc} if self.desc else {}
         rows: list[CallResult] = self.gateway.run(self.calls(items), run_id=self.run_id, **kw)
-        return [self.spec.parse(r, it) for r, it in zip(rows, items, strict=True)]
+        checked = getattr(self.gateway, "checks_contract", False) is True  # the project's gateway
+        return [self.spec.parse(r, it, checked=checked) for r, it in zip(rows, items, strict=True)]

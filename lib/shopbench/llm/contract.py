@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -74,6 +75,20 @@ def parse_output(raw: Any, schema: dict | None, finish_reason: Any = None) -> Pa
         return _parse_json(raw, schema)
     except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError) as e:  # belt and braces
         return Parsed(False, error=f"invalid JSON: the parser failed on this output ({type(e).__name__})")
+
+
+def row_outcome(row: Mapping[str, Any]) -> Parsed | None:
+    """The gateway's own contract check of a row it just returned (``status`` ``ok`` with
+    ``parsed``, or ``parse_error`` with its reason): the :func:`parse_output` result the gateway
+    computed against the call's schema, so a judge that made the call reads it instead of parsing the
+    same output against the same contract again (issue 27: the contract parsed once). None for a
+    failed call or a row of another shape."""
+    status = row.get("status")
+    if status == "ok" and "parsed" in row:
+        return Parsed(True, value=row["parsed"])
+    if status == "parse_error" and row.get("parse_error"):
+        return Parsed(False, error=row["parse_error"])
+    return None
 
 
 def _parse_json(raw: str, schema: dict) -> Parsed:

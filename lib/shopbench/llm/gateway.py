@@ -139,6 +139,10 @@ class Gateway:
     the providers, the lean OpenAI-compatible client (:mod:`.transport`) for endpoints the project
     starts or names, and a direct function call for embedded ``local/`` backends."""
 
+    # every row's status/parsed/parse_error is parse_output(raw_output, call.schema, finish_reason):
+    # a judge that made the call reads the check off the row (contract.row_outcome; issue 27)
+    checks_contract = True
+
     def __init__(
         self,
         *,

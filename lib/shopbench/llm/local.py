@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core import registry
+
 if TYPE_CHECKING:
     import litellm
 
@@ -39,12 +41,11 @@ class LocalBackend:
     description: str
 
 
-_REGISTRY: dict[str, LocalBackend] = {}
-
-
 def register_local(name: str, fn: LocalFn, description: str) -> None:
-    """Register ``local/<name>``; later modules add their deterministic judges this way."""
-    _REGISTRY[name] = LocalBackend(name, fn, description)
+    """Register ``local/<name>`` (a ``backend`` in the one registry, :mod:`shopbench.core.registry`);
+    later modules add their deterministic judges this way, and registering a name again replaces it."""
+    registry.register("backend", name, LocalBackend(name, fn, description), factory=fn, replace=True,
+                      summary=description)  # fmt: skip
 
 
 @functools.cache
@@ -63,7 +64,7 @@ def code_version(name: str) -> str:
 
 def local_backends() -> dict[str, LocalBackend]:
     _load_plugins()
-    return dict(_REGISTRY)
+    return {e.name: e.obj for e in registry.entries("backend")}
 
 
 _plugins_loaded = False
@@ -150,7 +151,7 @@ class LocalBackendError(RuntimeError):
 def run_local(name: str, messages: list[dict], params: dict) -> str:
     """The text ``local/<name>`` answers: the registered function called directly (the gateway's path,
     with no litellm request or response objects). Raises :class:`LocalBackendError` when it fails."""
-    b = _REGISTRY.get(name) or local_backends().get(name)
+    b = registry.get("backend", name) or local_backends().get(name)
     if b is None:
         raise LocalBackendError(
             f"Unknown local backend 'local/{name}'. Registered: "

@@ -173,7 +173,7 @@ def label_side(pair_id: str, seed: int = 0) -> str:
 
 
 def _conversation(messages: list[dict]) -> dict:
-    from shopbench.annotate.pairs import Message, ToolCall
+    from shopbench.annotate.pairs import ShownMessage, ShownToolCall
 
     out = []
     for m in messages:
@@ -187,9 +187,9 @@ def _conversation(messages: list[dict]) -> dict:
         for c in m.get("tool_calls") or []:
             fn = c.get("function") if isinstance(c.get("function"), dict) else c
             args = fn.get("arguments", "{}")
-            calls.append(ToolCall(name=str(fn.get("name")), id=c.get("id"),
+            calls.append(ShownToolCall(name=str(fn.get("name")), id=c.get("id"),
                                   arguments=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)))  # fmt: skip
-        out.append(Message(role=role, content=None if content is None else str(content), tool_calls=calls,
+        out.append(ShownMessage(role=role, content=None if content is None else str(content), tool_calls=calls,
                            name=m.get("name"), tool_call_id=m.get("tool_call_id")).model_dump())  # fmt: skip
     return {"messages": out}
 

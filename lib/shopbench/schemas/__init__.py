@@ -46,7 +46,7 @@ def names() -> list[str]:
 
 
 def _unknown(name: str) -> InputError:
-    from ..tasks.registry import did_you_mean
+    from ..core.registry import did_you_mean
 
     return InputError(f"no schema named {name!r}" + did_you_mean(name, names()),
                       fix=f"known schemas: {', '.join(names())} (shopbench schema)")  # fmt: skip

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from .. import strictjson
+from ..core import registry
 from ..core.conversation import merge_same_role, tool_call_schema
 from ..env.protocols import Agent as Agent  # the one agent protocol (observation = the shop's intent)
 from .compact import COMPACT_PROMPT_STEM, COMPACT_SCHEMA, compact_messages, parse_compact
@@ -622,10 +623,11 @@ class Asker(ScriptedAgent):
         yield from super()._add(it, out)
 
 
-SCRIPTED_AGENTS: dict[str, type[ScriptedAgent]] = {
-    c.kind: c
-    for c in (ScriptedAgent, OverPurchaser, UnderActor, Phantom, Embellisher, Eager, Censoring, Asker)
-}
+for _c in (ScriptedAgent, OverPurchaser, UnderActor, Phantom, Embellisher, Eager, Censoring, Asker):
+    registry.register("agent", _c.kind, _c, factory=_c, group="shop",
+                      summary=registry.summary_of(_c.__doc__))  # fmt: skip
+# the scripted reference agents by kind: the agents of group "shop" in the one registry (issue 27)
+SCRIPTED_AGENTS: Mapping[str, type[ScriptedAgent]] = registry.View("agent", group="shop")
 
 
 def make_agent(name: str, **kw) -> ScriptedAgent:

@@ -1,4 +1,5 @@
-"""The task registry (issue 26 §1): task name → factory and its parameters' metadata.
+"""The task registry (issue 26 §1): task name → factory and its parameters' metadata, as entries of
+kind ``task`` in the one registry (:mod:`shopbench.core.registry`, issue 27).
 
 A task is declared where it is defined, with :func:`task` on a factory whose keyword arguments are
 the task's ``-T key=value`` parameters::
@@ -15,34 +16,23 @@ read it and answer at once; a factory imports what it needs when a task runs.
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import registry
+from ..core.registry import did_you_mean
 from ..errors import ParamError
 
 __all__ = ["Param", "TaskInfo", "did_you_mean", "get_task", "parse_params", "task", "tasks"]
 
 # modules that define the project's tasks (imported on the first lookup; each imports nothing heavy)
-_DEFINED_IN = (
-    "shopbench.tasks.pace_judge",
-    "shopbench.tasks.padme_evaluator",
-    "shopbench.tasks.pace_assistant",
-    "shopbench.tasks.shop_agent",
-    "shopbench.tasks.tau2_retail_agent",
-)
-_REGISTRY: dict[str, TaskInfo] = {}
+registry.declare_modules("task", "shopbench.tasks.pace_judge", "shopbench.tasks.padme_evaluator",
+                         "shopbench.tasks.pace_assistant", "shopbench.tasks.shop_agent",
+                         "shopbench.tasks.tau2_retail_agent")  # fmt: skip
 TYPES = ("str", "int", "float", "bool", "path", "choice")
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
-
-
-def did_you_mean(name: str, known: Sequence[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the closest known name, or ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 @dataclass(frozen=True)
@@ -142,35 +132,32 @@ def task(name: str, summary: str, params: Sequence[Param] = ()) -> Callable:
         names = [p.name for p in params]
         if len(set(names)) != len(names):
             raise ValueError(f"task {name}: parameter names repeat: {names}")
-        prev = _REGISTRY.get(name)
-        if prev is not None and prev.factory.__qualname__ != factory.__qualname__:
+        prev = registry.find("task", name)
+        if prev is not None and prev.obj.factory.__qualname__ != factory.__qualname__:
             raise ValueError(f"task name {name!r} is already registered")
-        _REGISTRY[name] = TaskInfo(name, summary, tuple(params), factory)
+        registry.register("task", name, TaskInfo(name, summary, tuple(params), factory), factory=factory,
+                          replace=True, summary=summary)  # fmt: skip
         return factory
 
     return deco
 
 
-def _load_all() -> None:
-    for mod in _DEFINED_IN:
-        importlib.import_module(mod)
-
-
 def tasks() -> list[TaskInfo]:
     """Every registered task, by name."""
-    _load_all()
-    return [_REGISTRY[n] for n in sorted(_REGISTRY)]
+    registry.load("task")
+    return sorted((e.obj for e in registry.entries("task")), key=lambda t: t.name)
 
 
 def get_task(name: str) -> TaskInfo:
     """The task ``name``; an unknown name is a :class:`~shopbench.errors.ParamError` with the
     closest known name."""
-    _load_all()
-    if name not in _REGISTRY:
-        known = sorted(_REGISTRY)
+    registry.load("task")
+    info = registry.get("task", name)
+    if info is None:
+        known = sorted(registry.names("task"))
         raise ParamError(f"unknown task {name!r}" + did_you_mean(name, known),
                          fix=f"known tasks: {', '.join(known)} (shopbench list)")  # fmt: skip
-    return _REGISTRY[name]
+    return info
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, str]:

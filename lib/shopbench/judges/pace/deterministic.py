@@ -236,7 +236,7 @@ def check_findings(v: View, strength: float = CHECK_STRENGTH) -> list[Finding]:
 
 
 # ---- findings → the common judgment → the protocol's contract ----------------------------------
-AXIS_OF_TARGET = {"P": "persona_alignment", "C": "component_consistency", "E": "evidence_grounding"}
+AXIS_OF_TARGET = taxonomy.TARGET_AXIS
 BASE_BAD_PROB = 0.03
 GROUP_RANK = {
     loc: i for i, loc in enumerate(("productCategoryList", "rqList", "attribution_list", "overview_text"))

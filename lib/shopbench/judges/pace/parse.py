@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...core import Record
-from .. import ERROR_KINDS, Judgment, error_kind
+from ..spec import ERROR_KINDS, Judgment, error_kind
 from .protocols import JUDGMENT_FIELDS, Protocol, get_protocol
 
 STATUS_FIELDS: tuple[str, ...] = ("parse_ok", "parse_error", "parse_error_kind")

@@ -63,31 +63,25 @@ from functools import cache
 from statistics import fmean
 from typing import Any
 
-from ...core import Record, taxonomy
+from ...core import Record, registry, taxonomy
 from ...paceshop.response_xml import to_struct_json
 from ...prompts import Prompt
-from .. import Invalid, JudgeSpec, judge
+from ..registry import judge
+from ..spec import Invalid, JudgeSpec
 
 # ---- closed label sets -------------------------------------------------------------------------
 NONE = "NONE"
 FAMILIES: tuple[str, ...] = tuple(taxonomy.FAMILIES)
 FAMILY_LABELS: tuple[str, ...] = (*FAMILIES, NONE)
-LOCATIONS: tuple[str, ...] = ("overview_text", "productCategoryList", "rqList", "attribution_list")
+LOCATIONS: tuple[str, ...] = taxonomy.LOCATIONS
 LOCATION_LABELS: tuple[str, ...] = (*LOCATIONS, NONE)
 VERDICTS: tuple[str, ...] = ("GOOD", "BAD")
 AXES: tuple[str, ...] = ("persona_alignment", "component_consistency", "evidence_grounding", "format_safety")
 AXIS_TARGET = {"persona_alignment": "P", "component_consistency": "C", "evidence_grounding": "E",
                "format_safety": "F"}  # fmt: skip
 
-# "each defect family belongs to exactly one target" (E.4): S1 scores PREF_CONFLICT (P); S2 the
-# cross-component families {XCOMP_MISMATCH, INTENT_DRIFT, REDUNDANCY} (C); S3 product-evidence
-# mismatch and persona-history hallucination, with the ARES-style label set {EVIDENCE_MISMATCH,
-# OVER_PERSONALIZATION_HALLUCINATION, UNSUPPORTED_CLAIM} (E). A is the diagnosis itself.
-FAMILY_TARGET: dict[str, str] = {
-    "PREF_CONFLICT": "P",
-    "INTENT_DRIFT": "C", "XCOMP_MISMATCH": "C", "REDUNDANCY": "C",
-    "EVIDENCE_MISMATCH": "E", "OVER_PERSONALIZATION_HALLUCINATION": "E", "UNSUPPORTED_CLAIM": "E",
-}  # fmt: skip
+# "each defect family belongs to exactly one target" (E.4): the one map, in core
+FAMILY_TARGET: dict[str, str] = taxonomy.FAMILY_TARGET
 E_FAMILIES = ("EVIDENCE_MISMATCH", "OVER_PERSONALIZATION_HALLUCINATION", "UNSUPPORTED_CLAIM")
 # C.3.2 PersonaLens-style: "restricted to persona-target labels: PREF_CONFLICT for an explicit persona
 # conflict […] or OVER_PERSONALIZATION_HALLUCINATION when the response invents a purchase or search"
@@ -395,7 +389,8 @@ def pace_protocols() -> list[Protocol]:
     ]  # fmt: skip
 
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in pace_protocols()}
+# the PACE protocols: the judges of group "pace" in the one registry, in registration order (Tables 18-19)
+PROTOCOLS: Mapping[str, Protocol] = registry.View("judge", group="pace")
 RUBRIC_ABLATIONS = ("geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic")
 SINGLE_TARGET = ("ares", "personalens", "etapp")
 
@@ -406,7 +401,8 @@ def get_protocol(protocol: str | Protocol) -> Protocol:
     try:
         return PROTOCOLS[protocol]
     except KeyError:
-        raise KeyError(f"unknown judge protocol {protocol!r}; known: {', '.join(PROTOCOLS)}") from None
+        raise KeyError(f"unknown judge protocol {protocol!r}; known: {', '.join(PROTOCOLS)}"
+                       + registry.did_you_mean(protocol, list(PROTOCOLS))) from None  # fmt: skip
 
 
 # ---- templates ---------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import pandas as pd
 
 from ...core import Record
 from ...llm import Call, CallResult
-from .. import resolve_backbone
+from ..spec import resolve_backbone
 from . import deterministic as _deterministic  # noqa: F401 - registers the local/… judges
 from .parse import ERROR_KINDS, JUDGMENT_FIELDS, STATUS_FIELDS, parse_judgment
 from .protocols import AXES, FAMILIES, LOCATIONS, NONE, get_protocol, gold_location_labels, messages, template
@@ -74,6 +74,20 @@ def build_calls(
 ) -> list[Call]:
     """One call per (protocol, backbone, record, repeat), in that nesting order. With a run
     context, the prompt files and backbones are recorded in its provenance."""
+    return [c for _, c in keyed_calls(gateway, protocols, backbones, records, repeats, max_tokens, ctx)]
+
+
+def keyed_calls(
+    gateway,
+    protocols: Sequence[str],
+    backbones: Sequence[str],
+    records: Sequence[Record],
+    repeats: int = 1,
+    max_tokens: int | None = None,
+    ctx=None,
+) -> list[tuple[tuple[str, str, str, int], Call]]:
+    """:func:`build_calls` with each call's (protocol, backbone, record_id, repeat) beside it, so a
+    caller that groups calls reads the fields instead of splitting the item id again (issue 27)."""
     if repeats < 1:
         raise ValueError(f"repeats must be ≥ 1, got {repeats}")
     ids = [r.record_id for r in records]
@@ -91,8 +105,9 @@ def build_calls(
             bb = resolve_backbone(gateway, b)  # an unconfigured name is a litellm model name (local/rules)
             for r in records:
                 for k in range(repeats):
-                    calls.append(p.call(gateway, bb, r, item_id=item_id(p.name, b, r.record_id, k), repeat=k,
-                                        params=dict(params), messages=msgs[r.record_id]))  # fmt: skip
+                    key = (p.name, b, r.record_id, k)
+                    calls.append((key, p.call(gateway, bb, r, item_id=item_id(*key), repeat=k, params=dict(params),
+                                              messages=msgs[r.record_id])))  # fmt: skip
     return calls
 
 
@@ -419,11 +434,11 @@ def anytime_sweep(
     def calls_for(ids: Iterable[str]) -> list[Call]:
         missing = [i for i in ids if i not in cache]
         if missing:
-            built = build_calls(
+            built = keyed_calls(
                 gateway, protocols, [backbone], [by_id[i] for i in missing], repeats, max_tokens, ctx
             )
-            for c in built:
-                cache.setdefault(split_item_id(c.item_id)[2], []).append(c)
+            for (_, _, record_id, _), c in built:
+                cache.setdefault(record_id, []).append(c)
         return [c for i in ids for c in cache[i]]
 
     def run(batch: list[tuple[str, ...]]) -> list[dict]:

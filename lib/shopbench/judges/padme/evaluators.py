@@ -76,17 +76,9 @@ import numpy as np
 
 from ...padme.choices import NOISY_EVALUATOR_SD
 from ...padme.types import Criterion, Rollout
-from .. import (
-    Invalid,
-    JudgeSpec,
-    Judgment,
-    Outcome,
-    cut,
-    judge,
-    render,
-    steps,
-    text_of,
-)
+from ..registry import judge
+from ..render import cut, render, steps, text_of
+from ..spec import Invalid, JudgeSpec, Judgment, Outcome
 
 PROMPT_NAME = "padme_evaluator"
 SCORE_SCHEMA: dict = {

@@ -41,17 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shopbench.judges import (
-    Invalid,
-    JudgeSpec,
-    Judgment,
-    ModelJudge,
-    Outcome,
-    ParseFailure,
-    judge,
-    render,
-    text_of,
-)
+from shopbench.judges.registry import judge
+from shopbench.judges.render import render, text_of
+from shopbench.judges.spec import Invalid, JudgeSpec, Judgment, ModelJudge, Outcome, ParseFailure
 from shopbench.padme.choices import MAX_TOOL_CHARS
 from shopbench.padme.heuristics import criterion_score
 from shopbench.padme.types import Criterion, Rollout

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import Judge, ModelJudge
+from ..spec import Judge, ModelJudge
 from .evaluators import DEFAULT_MAX_TOKENS, EVALUATOR_JUDGE, HEURISTIC, HEURISTIC_VARIANTS, HeuristicEvaluator
 
 PROPERTY_KEYS = (

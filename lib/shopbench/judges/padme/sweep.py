@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...padme.types import Criterion, Rollout
-from .. import ModelJudge, Outcome
+from ..spec import ModelJudge, Outcome
 from .evaluators import DEFAULT_MAX_TOKENS, EvalItem, _score_fields
 from .roster import EvaluatorSpec, evaluator_spec, evaluator_specs
 

@@ -39,10 +39,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...core import registry
 from ...shopsim.types import ShopProduct, TrialRecord
-from .. import Invalid, JudgeSpec, Judgment, ModelJudge, ParseFailure, judge
+from ..registry import judge
 from ..render import clip_value, render
-from ..spec import Judge, Outcome
+from ..spec import Invalid, Judge, JudgeSpec, Judgment, ModelJudge, Outcome, ParseFailure
 from .claims import ACTIONS, ATTRIBUTE_LABELS, NUMERIC_KINDS, Claim, resolve_product, search_hits
 
 RUBRICS = (
@@ -374,7 +375,8 @@ def shop_judges() -> list[ShopSpec]:
     ]
 
 
-SPECS: dict[str, ShopSpec] = {s.question: s for s in shop_judges()}
+# the shop judges (group "shop" in the one registry) by question, in registration order
+SPECS: Mapping[str, ShopSpec] = registry.View("judge", key=lambda e: e.obj.question, group="shop")
 
 
 class LLMJudge:

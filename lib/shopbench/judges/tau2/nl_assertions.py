@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import Invalid, JudgeSpec, Judgment, judge
-from ..spec import Outcome
+from ..registry import judge
+from ..spec import Invalid, JudgeSpec, Judgment, Outcome
 
 __all__ = [
     "KNOWN_ANSWER",

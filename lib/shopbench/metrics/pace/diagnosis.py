@@ -258,10 +258,10 @@ def multi_defect_location_hit_rate() -> MetricSpec:
 
 # ---- Table 28 -------------------------------------------------------------------------------------------
 
-_TAB28 = {
-    "s1_swap_tpr": "S1:swap_tpr", "s1_paired_good_spec": "S1:paired_good_spec", "s2_tpr": "S2:tpr",
-    "s2_fpr": "S2:fpr", "s3_ja": "S3:ja", "s3_jb": "S3:jb", "s3_spec": "S3:spec", "s4_tpr": "S4:tpr",
-    "s4_fpr": "S4:fpr",
+_TAB28 = {  # output -> (part, the part's output)
+    "s1_swap_tpr": ("S1", "swap_tpr"), "s1_paired_good_spec": ("S1", "paired_good_spec"), "s2_tpr": ("S2", "tpr"),
+    "s2_fpr": ("S2", "fpr"), "s3_ja": ("S3", "ja"), "s3_jb": ("S3", "jb"), "s3_spec": ("S3", "spec"),
+    "s4_tpr": ("S4", "tpr"), "s4_fpr": ("S4", "fpr"),
 }  # fmt: skip
 
 
@@ -285,8 +285,9 @@ def tpr_specificity_breakdown() -> MetricSpec:
         "S3": s3_j_harmonic,
         "S4": s4_j_strict,
     }
-    targets = {k: parts[v.split(":")[0]].targets[v.split(":")[1]] for k, v in _TAB28.items()}
-    return compose("tab28", parts, lambda o: {k: o[v] for k, v in _TAB28.items()}, targets, tuple(_TAB28))
+    targets = {k: parts[part].targets[out] for k, (part, out) in _TAB28.items()}
+    return compose("tab28", parts, lambda o: {k: o[f"{part}:{out}"] for k, (part, out) in _TAB28.items()},
+                   targets, tuple(_TAB28))  # fmt: skip
 
 
 # ---- D.2 hallucinated-evidence rate --------------------------------------------------------------------

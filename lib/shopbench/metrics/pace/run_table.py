@@ -33,17 +33,14 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ...core import taxonomy
+
 BY: tuple[str, ...] = ("protocol", "backbone")
 TARGETS = ("P", "C", "E", "A")
 ALL_TARGETS = frozenset(TARGETS)
 
-# E.4: "each defect family belongs to exactly one target" — P: persona conflict; C: the three
-# cross-component families (S2's D_C); E: the three grounding families (ARES-style's label set).
-FAMILY_TARGET: dict[str, str] = {
-    "PREF_CONFLICT": "P",
-    "XCOMP_MISMATCH": "C", "INTENT_DRIFT": "C", "REDUNDANCY": "C",
-    "EVIDENCE_MISMATCH": "E", "OVER_PERSONALIZATION_HALLUCINATION": "E", "UNSUPPORTED_CLAIM": "E",
-}  # fmt: skip
+# E.4: "each defect family belongs to exactly one target" (the one map: shopbench.core.taxonomy)
+FAMILY_TARGET: dict[str, str] = taxonomy.FAMILY_TARGET
 C_FAMILIES = frozenset(f for f, t in FAMILY_TARGET.items() if t == "C")
 E_FAMILIES = frozenset(f for f, t in FAMILY_TARGET.items() if t == "E")
 PRODUCT_EVIDENCE_FAMILY = "EVIDENCE_MISMATCH"
@@ -52,9 +49,9 @@ NONE = "NONE"
 FAILED = "<FAILED>"  # family/location placeholder of a failed row: matches no label
 
 # the 4-way response-field labels (§4.1 R: overview, categories, related queries, attributions)
-LOCATIONS = ("overview_text", "productCategoryList", "rqList", "attribution_list")
+LOCATIONS = taxonomy.LOCATIONS
 # the PACEJudge axis of each family target (E.4 "target-triage": the lowest relevant axis)
-TARGET_AXIS = {"P": "persona_alignment", "C": "component_consistency", "E": "evidence_grounding"}
+TARGET_AXIS = taxonomy.TARGET_AXIS
 AXES = (
     "overall_quality",
     "persona_alignment",

@@ -11,8 +11,9 @@ A metric is declared once, with :func:`metric`::
     def s1_pjc() -> MetricSpec:  # its docstring: the paper's definition, then what the code does
         return MetricSpec("s1_pjc", stats, combine, targets)
 
-The decorator returns the :class:`MetricSpec` itself (registered in :data:`METRICS` under the
-function's name); a spec is callable on a run table (``s1_pjc(run_table, by=..., native_targets=...)``
+The decorator returns the :class:`MetricSpec` itself (registered in the one registry,
+:mod:`shopbench.core.registry`, as a ``metric`` of group ``pace`` under the function's name;
+:data:`METRICS` is that view, in declaration order); a spec is callable on a run table (``s1_pjc(run_table, by=..., native_targets=...)``
 gives one row per group), and a factory with parameters (``s0_balanced_accuracy(subset_ids=...)``)
 is rebound per call with :meth:`MetricSpec.bind`.
 """
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core import registry
 from .run_table import BY, native_targets_of, no_answer_groups, prepare, usable
 
 
@@ -100,7 +102,7 @@ class MetricSpec:
         return evaluate(self.bind(*args, **params), run_table, by, native_targets)
 
 
-METRICS: dict[str, MetricSpec] = {}
+METRICS: Mapping[str, MetricSpec] = registry.View("metric", group="pace")
 
 
 def metric(factory: Callable[..., MetricSpec]) -> MetricSpec:
@@ -110,7 +112,8 @@ def metric(factory: Callable[..., MetricSpec]) -> MetricSpec:
     object.__setattr__(spec, "__doc__", factory.__doc__)
     if factory.__name__ in METRICS:
         raise ValueError(f"metric {factory.__name__!r} is registered twice")
-    METRICS[factory.__name__] = spec
+    registry.register("metric", factory.__name__, spec, factory=factory, replace=False, group="pace",
+                      summary=registry.summary_of(factory.__doc__))  # fmt: skip
     return spec
 
 

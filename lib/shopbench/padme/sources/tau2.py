@@ -335,7 +335,7 @@ class Tau2Source:
             return KnownAnswerNLJudge.check(item), None
         if gateway is None:
             return None, f"NL judge {self.nl_judge!r} needs a gateway"
-        from ...judges import ModelJudge
+        from ...judges.spec import ModelJudge
 
         out = ModelJudge(NLAssertionSpec(), gateway, self.nl_judge, run_id="padme-tau2-nl").judge([item])[0]
         return (out.value, None) if out.ok else (None, f"{out.kind}: {out.reason}")

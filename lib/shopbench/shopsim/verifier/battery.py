@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core import registry
 from ...metrics.shop.intervals import GENERATOR_TIERS, bootstrap_contrast, bootstrap_success
 from ..types import ShopProduct, TrialRecord
 from .outcomes import trial_outcomes
@@ -61,7 +62,11 @@ class Metric:
 
 
 def _m(key, group, label, definition, kind, hib, source, kinds, method="rule") -> Metric:
-    return Metric(key, group, label, definition, kind, hib, source, frozenset(kinds), method)
+    """One row of Table 11, registered as a ``metric`` of group ``shop`` in the one registry
+    (:mod:`shopbench.core.registry`, issue 27)."""
+    m = Metric(key, group, label, definition, kind, hib, source, frozenset(kinds), method)
+    registry.register("metric", key, m, factory=_m, group="shop", summary=f"{label}: {definition}")
+    return m
 
 
 D, J = "deterministic", "judge"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...judges import Judge, ParseFailure
 from ...judges.shop.claims import ATTRIBUTE_LABELS, Claim, ClaimCheck, check_action, check_numeric
 from ...judges.shop.judge import ask
+from ...judges.spec import Judge, ParseFailure
 from ..types import ShopProduct, TrialRecord
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...judges import Judge, ParseFailure
 from ...judges.shop.judge import REFUSAL_JUDGED, JudgeError, ask, failure_reason
 from ...judges.shop.reference import default_judge
 from ...judges.shop.refusal import deterministic_refusal
+from ...judges.spec import Judge, ParseFailure
 from ..types import ShopProduct, TrialRecord
 from .rubrics import JUDGED_METHOD as _METHOD
 from .rubrics import REFUSAL_KEYS

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...judges import Judge, ParseFailure
 from ...judges.shop.claims import Claim
 from ...judges.shop.judge import RUBRICS, JudgeError, ask, failure_reason
 from ...judges.shop.reference import default_judge
 from ...judges.shop.rubrics import typed_rates
+from ...judges.spec import Judge, ParseFailure
 from ..types import ShopProduct, TrialRecord
 from .claims import claim_rates, verify_claims
 

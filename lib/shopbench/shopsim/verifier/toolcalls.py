@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...judges import ParseFailure
+from ...judges.spec import ParseFailure
 from ..registry import PENALTIES, TOOL_SPECS, category_of
 from ..types import ShopProduct, ToolCall, ToolEvent, TrialRecord
 
