@@ -166,3 +166,28 @@ def test_three_shop_agent_shards_merge_to_the_unsharded_metrics(tmp_path):
         assert got == sorted(
             p.name for p in (tmp_path / "full" / "trajectories" / f"epoch{k}").rglob("*.jsonl")
         )
+
+
+def test_a_planted_secret_reaches_no_merged_file(pace, tmp_path):
+    """Issue 30 Secrets: a fake key in the environment, planted in a shard's call log (a prompt) and its
+    rows (an answer), is in no file of the merged log."""
+    base = pace
+    key = "sk-fake-0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+    s1 = tmp_path / "s1"
+    shutil.copytree(base / "s1", s1)
+    log = next((s1 / "calls").glob("*.jsonl"))
+    lines = log.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[0])
+    row["content"] = f"{row.get('content') or ''} tool output: {key}"
+    lines[0] = json.dumps(row)
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = pd.read_parquet(s1 / "samples.parquet")
+    rows["unit_error"] = rows["unit_error"].astype(object)
+    rows.loc[0, "unit_error"] = f"an answer echoing {key}"
+    rows.to_parquet(s1 / "samples.parquet", index=False)
+    r = cli(["merge", str(base / "s0"), str(s1), str(base / "s2"), "--out", str(tmp_path / "m")], base,
+            OPENAI_API_KEY=key)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    files = [p for p in (tmp_path / "m").rglob("*") if p.is_file()]
+    assert len(files) >= 4 and not any(key.encode() in p.read_bytes() for p in files)
+    assert any(b"tool output:" in p.read_bytes() for p in files)  # the planted line is there, redacted
