@@ -191,3 +191,15 @@ def test_a_planted_secret_reaches_no_merged_file(pace, tmp_path):
     files = [p for p in (tmp_path / "m").rglob("*") if p.is_file()]
     assert len(files) >= 4 and not any(key.encode() in p.read_bytes() for p in files)
     assert any(b"tool output:" in p.read_bytes() for p in files)  # the planted line is there, redacted
+
+
+def test_every_kind_of_task_shards(tmp_path, monkeypatch):
+    """pace_assistant (generating, and on recorded outputs) shards too: the blocks add up to the run."""
+    monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path / "outputs"))
+    monkeypatch.setenv("SHOPBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    for extra in ({}, {"responses": str(ROOT / "tests" / "fixtures" / "l5_assistant_outputs.jsonl")}):
+        full = shopbench.preview("pace_assistant", "local/schema-sampler", limit=5, **extra)["samples"]
+        parts = [shopbench.preview("pace_assistant", "local/schema-sampler", limit=5, shard=f"{i}/{N}", **extra)
+                 for i in range(N)]  # fmt: skip
+        assert sum(p["samples"] for p in parts) == full == 5
+        assert len({p["log_dir"] for p in parts}) == N

@@ -65,11 +65,10 @@ def _ids(t) -> list[str]:
         return [str(u.pair_id) for u in t.units]
     if getattr(t, "imported", None) is not None:  # pace_assistant with recorded outputs
         return [str(w) for w in _wheres(t.imported)]
-    if hasattr(t, "items") and not hasattr(t, "selected"):  # pace_assistant generating
-        return [
-            str(it.assignment_id if hasattr(it, "assignment_id") else it.get("assignment_id"))
-            for it in t.items
-        ]
+    if hasattr(t, "items") and not hasattr(
+        t, "selected"
+    ):  # pace_assistant generating: (aid, query, persona, pool)
+        return [str(it[0]) for it in t.items]
     sel = t.selected
     if hasattr(t, "source") and hasattr(t.source, "task_id"):  # tau2_retail_agent
         return [str(t.source.task_id(r)) for r in sel]
