@@ -206,19 +206,8 @@ def _extra_backbones(t, model, model_base_url, need_key) -> list:
     return out
 
 
-def _setup(
-    task,
-    model,
-    model_base_url,
-    limit,
-    epochs,
-    seed,
-    log_dir,
-    task_params,
-    need_key=True,
-    agent=None,
-    shard=None,
-):
+def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True, agent=None,
+           shard=None):  # fmt: skip
     from .shards import parse_shard
 
     _check_args(limit, epochs, seed, None)
@@ -341,18 +330,8 @@ def preview(task: str, model: str | None = None, *, agent: str | None = None, mo
     from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
 
     info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
-        task,
-        model,
-        model_base_url,
-        limit,
-        epochs,
-        seed,
-        log_dir,
-        task_params,
-        need_key=False,
-        agent=agent,
-        shard=shard,
-    )
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False, agent=agent,
+        shard=shard)  # fmt: skip
     gw = _gateway(out, [backbone, *extra], None, False)
     calls = t.calls(gw, backbone, epochs=epochs)
     est = gw.estimate(calls, f"{task}-{rid}") if (out / "calls").exists() else gw.estimate(calls)
