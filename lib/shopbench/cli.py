@@ -56,13 +56,15 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=1, help="times each sample is asked (repeat index)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample order and the bootstrap")
     p.add_argument("--log-dir", help="results log directory (default outputs/tasks/TASK/MODEL-RUNID)")
+    p.add_argument("--shard", metavar="I/N", help="run only block I of N (0 <= I < N) of the seeded sample order; "
+                   "shopbench merge joins the N logs (docs/guides/cluster.md)")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="shopbench", description="Evaluate your own judge, evaluator or data with the workbench's "
                  "tasks. Every model call goes through the one gateway (cache, cost cap, retries, call log).")  # fmt: skip
     sub = ap.add_subparsers(
-        dest="command", metavar="{eval,preview,list,schema,domains}", parser_class=_Parser
+        dest="command", metavar="{eval,preview,list,schema,domains,merge,export}", parser_class=_Parser
     )
     e = sub.add_parser("eval", help="run a task on a model and write a results log")
     _run_args(e)
@@ -95,7 +97,43 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--trajectories", help="airline: tau-bench's recorded conversations "
                     "(../shared/data/tau_bench_airline_trajectories/gpt-4o-airline.json) to replay")  # fmt: skip
     dc.add_argument("--details", action="store_true", help="also one row per conversation and task pair")
+    mg = sub.add_parser("merge", help="merge the logs of `eval --shard i/n` runs into one log (issue 30)")
+    mg.add_argument("logs", nargs="+", metavar="LOG", help="the shards' log folders")
+    mg.add_argument("--out", required=True, help="the merged log folder (new)")
+    mg.add_argument("--cache", action="append", default=[], metavar="DIR",
+                    help="a shard's SHOPBENCH_CACHE_DIR whose answers join this machine's cache (repeatable)")  # fmt: skip
+    ex = sub.add_parser("export", help="write a Hugging Face dataset folder (parquet + card; issue 30)")
+    from .export.hf import KINDS
+
+    ex.add_argument("name", choices=KINDS, help="what to export")
+    ex.add_argument("--out", required=True, help="the dataset folder to write (new)")
+    ex.add_argument("--profile", help="the profile whose outputs are exported (default: the last run)")
+    ex.add_argument(
+        "--from", dest="source", metavar="PATH", help="the folder to export instead of a profile's"
+    )
     return ap
+
+
+def cmd_merge(a: argparse.Namespace) -> int:
+    """``shopbench merge`` (issue 30 item 4): the merged log's metrics, printed as ``eval`` prints them."""
+    from .tasks.shards import merge
+
+    res = merge(a.logs, a.out, caches=a.cache)
+    print(f"merged {len(res.provenance['merged_from'])} shards"
+          + (f"; {res.provenance['caches_merged']} cached answers copied" if a.cache else ""))  # fmt: skip
+    print_result(res)
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    """``shopbench export`` (issue 30 item 3): one line per config written."""
+    from .export.hf import export
+
+    out, counts = export(a.name, a.out, profile=a.profile, source=a.source)
+    for cfg, n in counts.items():
+        print(f"  {cfg:<16} {n} rows")
+    print(f'dataset: {out}  (datasets.load_dataset("{out}", "{next(iter(counts))}"))')
+    return 0
 
 
 def cmd_domains(a: argparse.Namespace) -> int:
@@ -196,7 +234,7 @@ def _kwargs(a: argparse.Namespace) -> dict:
     from .tasks.registry import parse_params
 
     return dict(model=a.model, agent=a.agent, model_base_url=a.model_base_url, limit=a.limit, epochs=a.epochs, seed=a.seed,
-                log_dir=a.log_dir, **parse_params(a.task_args))  # fmt: skip
+                log_dir=a.log_dir, shard=a.shard, **parse_params(a.task_args))  # fmt: skip
 
 
 def _fmt(v) -> str:
@@ -296,6 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_domains(a)
         if a.command == "preview":
             return cmd_preview(a)
+        if a.command == "merge":
+            return cmd_merge(a)
+        if a.command == "export":
+            return cmd_export(a)
         return cmd_eval(a)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)

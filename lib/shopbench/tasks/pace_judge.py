@@ -162,6 +162,10 @@ def load_samples(records_path: str | None, profile: str) -> tuple[list, list[str
         folder = default_build(profile)
         return load_records(folder), _s0_ids(folder), f"PACEShop build of profile {profile} ({folder})"
     p = Path(records_path).expanduser()
+    from ..export.hf import is_export
+
+    if is_export(p):  # issue 30 item 3: a dataset folder `shopbench export paceshop` wrote
+        return _exported(p)
     if p.is_dir():
         return load_records(p), _s0_ids(p), f"PACEShop build folder {p}"
     if not p.exists():
@@ -192,6 +196,33 @@ def judge_runs(gateway, protocol: str, judge: str, records: list, *, epochs: int
                           for o, s, e, pe in zip(ok, runs["status"], runs["error"], runs["parse_error"],
                                                  strict=True)]  # fmt: skip
     return runs
+
+
+def _exported(p: Path) -> tuple[list, list[str] | None, str]:
+    """The records and S0 reference ids of an exported dataset folder (its ``records`` and ``subsets``
+    configs; issue 30 item 3): the same records as the build it was exported from."""
+    from pydantic import ValidationError
+
+    from ..core import Record
+    from ..export.hf import read_config
+
+    out = []
+    for k, row in enumerate(read_config(p, "records")):
+        try:
+            out.append(Record.model_validate(row))
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise InputError(err["msg"], file=p / "records", where=f"row {k} ({row.get('record_id')!r})",
+                             field=".".join(str(x) for x in err["loc"]) or None,
+                             fix="export the folder again from a complete build") from None  # fmt: skip
+    try:
+        subsets = read_config(p, "subsets")
+    except InputError:
+        subsets = []
+    s0 = [
+        r["record_id"] for r in sorted(subsets, key=lambda r: r["position"]) if r["subset"] == "s0_reference"
+    ]
+    return out, s0 or None, f"exported PACEShop dataset folder {p}"
 
 
 def _s0_ids(folder: Path) -> list[str] | None:

@@ -206,13 +206,18 @@ def _extra_backbones(t, model, model_base_url, need_key) -> list:
     return out
 
 
-def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True, agent=None):
+def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True, agent=None,
+           shard=None):  # fmt: skip
+    from .shards import parse_shard
+
     _check_args(limit, epochs, seed, None)
+    shard = parse_shard(shard)  # issue 30 item 4: --shard i/n
     info = get_task(task)
     t, params = info.build(task_params)
     backbone, subject, ag = _subject(t, task, model, model_base_url, agent, need_key)
     extra = _extra_backbones(t, model, model_base_url, need_key)
     t.prepare(limit=limit, seed=seed)
+    t.shard = _shard(t, shard)
     prompts = t.prompts()
     base = backbone.api_base if backbone is not None else None
     rid = run_identity(task, _plain_params(params), subject, base, limit, epochs, seed, prompts)
@@ -220,8 +225,17 @@ def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_param
         from ..paths import outputs_root
 
         label = model if ag is None else f"agent-{ag.cls.__name__}"
-        log_dir = outputs_root() / "tasks" / task / f"{_slug(label)}-{rid}"
+        tail = f"-shard{shard[0]}of{shard[1]}" if shard else ""
+        log_dir = outputs_root() / "tasks" / task / f"{_slug(label)}-{rid}{tail}"
     return info, t, params, backbone, extra, ag, subject, prompts, rid, Path(log_dir)
+
+
+def _shard(t, shard):
+    """Issue 30 item 4: keep shard ``(i, n)`` of the prepared samples (:mod:`.shards`); the run id stays the
+    unsharded run's, so a shard's calls are the unsharded run's calls."""
+    from .shards import apply_shard
+
+    return apply_shard(t, shard)
 
 
 def _plain_params(params: dict) -> dict:
@@ -250,6 +264,7 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     progress: bool = True,
     max_connections: int | None = None,
     timeout: float | None = None,
+    shard: str | None = None,
     **task_params: Any,
 ) -> EvalResult:
     """Run ``task`` on ``model`` (issue 26 §2–3) and return its :class:`EvalResult`; the command line
@@ -259,7 +274,7 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     every unit failed raises :class:`NoUsableAnswer` after writing its log."""
     _check_args(limit, epochs, seed, max_cost)
     info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
-        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, agent=agent
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, agent=agent, shard=shard
     )
     out.mkdir(parents=True, exist_ok=True)
     gw = _gateway(out, [backbone, *extra], max_cost, progress, max_connections, timeout)
@@ -271,6 +286,8 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     prov = _provenance(info.name, params, backbone, prompts, seed, limit, epochs, run_id, t)
     if ag is not None:
         prov["agent"] = ag.provenance()
+    if t.shard is not None:  # issue 30 item 4: which block of the seeded order this log holds
+        prov["shard"] = t.shard
     _write_json(out / "run.json", prov | {"status": "running"})
     rows = t.run(gw, backbone, epochs=epochs, run_id=run_id)
     metrics = t.metrics(rows, seed=seed)
@@ -307,14 +324,14 @@ def _evidence(model: str | None, usable: bool) -> dict:
 
 def preview(task: str, model: str | None = None, *, agent: str | None = None, model_base_url: str | None = None,
             limit: int | None = None, epochs: int = 1, seed: int = 0, log_dir: str | Path | None = None,
-            **task_params: Any) -> dict:  # fmt: skip
+            shard: str | None = None, **task_params: Any) -> dict:  # fmt: skip
     """What :func:`eval` would do, with no call: calls, how many the cache and the run's log hold,
     estimated tokens and an upper-bound cost (the gateway's :meth:`~shopbench.llm.Gateway.estimate`)."""
     from ..llm.budget import DEFAULT_COMPLETION_TOKENS, estimate_tokens
 
     info, t, params, backbone, extra, ag, subject, prompts, rid, out = _setup(
-        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False, agent=agent
-    )
+        task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=False, agent=agent,
+        shard=shard)  # fmt: skip
     gw = _gateway(out, [backbone, *extra], None, False)
     calls = t.calls(gw, backbone, epochs=epochs)
     est = gw.estimate(calls, f"{task}-{rid}") if (out / "calls").exists() else gw.estimate(calls)
