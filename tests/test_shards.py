@@ -198,8 +198,8 @@ def test_every_kind_of_task_shards(tmp_path, monkeypatch):
     monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path / "outputs"))
     monkeypatch.setenv("SHOPBENCH_CACHE_DIR", str(tmp_path / "cache"))
     for extra in ({}, {"responses": str(ROOT / "tests" / "fixtures" / "l5_assistant_outputs.jsonl")}):
-        full = shopbench.preview("pace_assistant", "local/schema-sampler", limit=5, **extra)["samples"]
-        parts = [shopbench.preview("pace_assistant", "local/schema-sampler", limit=5, shard=f"{i}/{N}", **extra)
+        full = shopbench.tasks.preview("pace_assistant", "local/schema-sampler", limit=5, **extra)["samples"]
+        parts = [shopbench.tasks.preview("pace_assistant", "local/schema-sampler", limit=5, shard=f"{i}/{N}", **extra)
                  for i in range(N)]  # fmt: skip
         assert sum(p["samples"] for p in parts) == full == 5
         assert len({p["log_dir"] for p in parts}) == N

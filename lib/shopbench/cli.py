@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_merge(a: argparse.Namespace) -> int:
     """``shopbench merge`` (issue 30 item 4): the merged log's metrics, printed as ``eval`` prints them."""
-    from .tasks.shards import merge
+    from .tasks.merge import merge
 
     res = merge(a.logs, a.out, caches=a.cache)
     print(f"merged {len(res.provenance['merged_from'])} shards"
