@@ -33,6 +33,7 @@ _DEFINED_IN = (
     "shopbench.tasks.pace_assistant",
     "shopbench.tasks.shop_agent",
     "shopbench.tasks.tau2_retail_agent",
+    "shopbench.tasks.tau2_agent",
 )
 _REGISTRY: dict[str, TaskInfo] = {}
 TYPES = ("str", "int", "float", "bool", "path", "choice")
