@@ -28,7 +28,9 @@ FIRST = {"retail": "all", "airline": "all", "banking_knowledge": "all", "telecom
 
 def _play(d, t, agent_kind: str):
     acts = d.gold_actions(t)
-    user = ScriptedDomainUser(d.user_instructions(t), random.Random(0), [a for a in acts if a["requestor"] == "user"])
+    user = ScriptedDomainUser(
+        d.user_instructions(t), random.Random(0), [a for a in acts if a["requestor"] == "user"]
+    )
     crit = t["evaluation_criteria"]
     agent = GoldAgent(acts, crit.get("communicate_info") or []) if agent_kind == "gold" else IdleAgent()
     env = d.environment(t)
@@ -43,7 +45,9 @@ def test_gold_agent_reaches_1_and_idle_agent_0(name):
     d = load_domain(name)
     tasks = d.tasks(FIRST[name])
     # the first tasks, and every task with user actions among the first 40 (dual control)
-    picked = tasks[:4] + [t for t in tasks[4:40] if any(a["requestor"] == "user" for a in d.gold_actions(t))][:4]
+    picked = (
+        tasks[:4] + [t for t in tasks[4:40] if any(a["requestor"] == "user" for a in d.gold_actions(t))][:4]
+    )
     for t in picked:
         reward, bd, conv, user = _play(d, t, "gold")
         assert reward == 1.0, (t["id"], conv.termination, bd)
@@ -59,7 +63,9 @@ def test_gold_agent_reaches_1_and_idle_agent_0(name):
 @needs["telecom"]
 def test_user_tool_calls_run_in_the_users_turn_and_are_kept_in_order_with_their_role():
     d = load_domain("telecom")
-    t = next(t for t in d.tasks("small") if [a["requestor"] for a in d.gold_actions(t)] == ["assistant", "user"])
+    t = next(
+        t for t in d.tasks("small") if [a["requestor"] for a in d.gold_actions(t)] == ["assistant", "user"]
+    )
     reward, bd, conv, user = _play(d, t, "gold")
     assert reward == 1.0 and [(r.role, r.call.name) for r in conv.tools] == [
         (a["requestor"], a["name"]) for a in d.gold_actions(t)
@@ -113,7 +119,9 @@ def test_retail_through_the_interface_equals_the_retail_task_reward():
     env = RetailEnvironment(d.data, agent_opens=False)
     conv = run_conversation(env, GoldAgent(d.gold_actions(t)),
                             ScriptedRetailUser(t["user_scenario"]["instructions"], random.Random(0)), d.system_prompt(t))  # fmt: skip
-    want = task_reward(env.db, gold_state(d.data, t)[0], t["evaluation_criteria"], conv.messages, conv.termination)
+    want = task_reward(
+        env.db, gold_state(d.data, t)[0], t["evaluation_criteria"], conv.messages, conv.termination
+    )
     assert d.reward(t, env, conv) == want and want[0] == 1.0
 
 
@@ -124,7 +132,9 @@ def test_unknown_domain_says_did_you_mean():
 
 def test_requested_reads_the_agents_words():
     a = {"name": "toggle_airplane_mode", "arguments": {}}
-    assert requested(a, "Could you turn off Airplane Mode?") and requested(a, "run toggle_airplane_mode please")
+    assert requested(a, "Could you turn off Airplane Mode?") and requested(
+        a, "run toggle_airplane_mode please"
+    )
     assert not requested(a, "Please restart your phone.")
     c = {"name": "call_discoverable_user_tool", "arguments": {"discoverable_tool_name": "submit_dispute"}}
     assert requested(c, "Please use submit_dispute now") and not requested(c, "hello")
@@ -151,7 +161,9 @@ def test_llm_user_calls_its_tools_and_sees_the_results():
     gw = _FakeGateway([{"message": "My data does not work", "stop": False, "tool_call": None},
                        {"message": None, "stop": False, "tool_call": {"name": "check_status_bar", "arguments": {}}},
                        {"message": "The status bar shows this", "stop": True, "tool_call": None}])  # fmt: skip
-    user = LLMDomainUser(gw, "fake", d.user_instructions(t), "r", "t0", domain="telecom", tools=d.user_tool_specs(t))
+    user = LLMDomainUser(
+        gw, "fake", d.user_instructions(t), "r", "t0", domain="telecom", tools=d.user_tool_specs(t)
+    )
 
     class Asks:
         name = "asks"
@@ -174,7 +186,7 @@ def test_llm_user_calls_its_tools_and_sees_the_results():
 
 
 # ---- the task, through the CLI ---------------------------------------------------------------------------
-AGENT = '''
+AGENT = """
 from shopbench.env import AgentStep
 
 
@@ -190,7 +202,7 @@ class Idle:
     def step(self, messages, observation):
         assert self.tools, "set_tools was called"
         return AgentStep(message="Sorry, I cannot help with that. Is there anything else?")
-'''
+"""
 
 
 def _cli(args, cwd, env):
@@ -212,7 +224,9 @@ def test_tau2_agent_runs_a_users_agent_class_in_every_domain(name, work):
     if not (DATA / f"tau2_{name}").is_dir():
         pytest.skip(f"tau2_{name} absent")
     cwd, env = work
-    r = _cli(["eval", "tau2_agent", "-T", f"domain={name}", "--agent", "idle_agent:Idle", "--limit", "2"], cwd, env)
+    r = _cli(
+        ["eval", "tau2_agent", "-T", f"domain={name}", "--agent", "idle_agent:Idle", "--limit", "2"], cwd, env
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "tau2_agent · idle_agent:Idle: 2 samples" in r.stdout
     log = log_dir_of(r.stdout)
@@ -231,8 +245,16 @@ def test_tau2_agent_bad_input_exits_2(work):
         bad = cwd / "tel"
         shutil.copytree(DATA / "tau2_telecom", bad)
         (bad / "user_db.toml").unlink()
-        r = _cli(["eval", "tau2_agent", "-T", "domain=telecom", "-T", f"data={bad}", "--agent", "idle_agent:Idle"], cwd, env)
-        assert r.returncode == 2 and "user_db.toml: the file is missing" in r.stderr and "Traceback" not in r.stderr
+        r = _cli(
+            ["eval", "tau2_agent", "-T", "domain=telecom", "-T", f"data={bad}", "--agent", "idle_agent:Idle"],
+            cwd,
+            env,
+        )
+        assert (
+            r.returncode == 2
+            and "user_db.toml: the file is missing" in r.stderr
+            and "Traceback" not in r.stderr
+        )
 
 
 @needs["airline"]

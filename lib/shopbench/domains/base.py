@@ -113,7 +113,10 @@ class Domain(ABC):
         ins = (task.get("user_scenario") or {}).get("instructions") or {}
         if isinstance(ins, str):
             return {"reason_for_call": ins, "known_info": "", "unknown_info": "", "task_instructions": ""}
-        return {k: str(ins.get(k) or "") for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")}
+        return {
+            k: str(ins.get(k) or "")
+            for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")
+        }
 
     def user_tool_specs(self, task: Mapping) -> list[dict]:
         return []
@@ -240,7 +243,9 @@ class BankingDomain(Domain):
         if self.retrieval not in VARIANTS:
             from ..errors import ParamError
 
-            raise ParamError(f"retrieval variant {self.retrieval!r}", field="retrieval", fix=f"use one of {list(VARIANTS)}")
+            raise ParamError(
+                f"retrieval variant {self.retrieval!r}", field="retrieval", fix=f"use one of {list(VARIANTS)}"
+            )
 
     @classmethod
     def _load(cls, path: Path) -> Any:
@@ -353,4 +358,7 @@ def load_domain(name: str, data_dir: str | Path | None = None, **options: Any) -
 
 def gold_calls(actions: Sequence[Mapping]) -> list[tuple[str, str, dict]]:
     """``(requestor, name, arguments)`` of expected actions."""
-    return [(str(a.get("requestor") or "assistant"), str(a["name"]), dict(a.get("arguments") or {})) for a in actions]
+    return [
+        (str(a.get("requestor") or "assistant"), str(a["name"]), dict(a.get("arguments") or {}))
+        for a in actions
+    ]

@@ -39,7 +39,9 @@ from .tau2_retail.user import USER_SCHEMA, ScriptedRetailUser
 
 __all__ = ["GoldAgent", "IdleAgent", "LLMDomainUser", "ScriptedDomainUser", "requested"]
 
-_GENERIC = frozenset("get set check toggle turn the a an for to of on off and call user tool make run my your".split())
+_GENERIC = frozenset(
+    "get set check toggle turn the a an for to of on off and call user tool make run my your".split()
+)
 _ASK_ACCOUNT = re.compile(r"\b(user ?id|customer ?id|account|reservation|booking|phone number|date of birth|"
                           r"full name|your name|who am i speaking)\b", re.I)  # fmt: skip
 
@@ -66,7 +68,9 @@ class ScriptedDomainUser(ScriptedRetailUser):
         super().__init__(instructions, rng, max_turns=max_turns)
         self.pending = [dict(a) for a in user_actions]
         self.known_answer = bool(self.pending)
-        self.name = "scripted (known-answer: performs the task's user actions)" if self.known_answer else "scripted"
+        self.name = (
+            "scripted (known-answer: performs the task's user actions)" if self.known_answer else "scripted"
+        )
         self.done: list[str] = []
 
     def respond(self, view: Any) -> UserTurn:
@@ -79,7 +83,9 @@ class ScriptedDomainUser(ScriptedRetailUser):
                 due.append(a)
         if due:
             self.pending = self.pending[len(due) :]
-            return UserTurn(message="", tool_calls=[ToolCall(a["name"], dict(a.get("arguments") or {})) for a in due])
+            return UserTurn(
+                message="", tool_calls=[ToolCall(a["name"], dict(a.get("arguments") or {})) for a in due]
+            )
         if self.turns and _ASK_ACCOUNT.search(text) and "?" in text and self.ins["known_info"]:
             self.turns += 1
             msg = self._identity(text)
@@ -128,8 +134,13 @@ class LLMDomainUser:
                             f"{t['function']['description'].splitlines()[0] if t['function']['description'] else ''}"
                             for t in self.tools)  # fmt: skip
         note = (_TOOLS_NOTE + listing) if self.tools else ' Answer with JSON {{"message": ..., "stop": ...}}.'
-        ins = {k: str(instructions.get(k) or "") for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")}
-        self.system = _USER_SYSTEM.format(what=_WHAT.get(domain, domain), tools=note.replace("{{", "{").replace("}}", "}"), **ins)
+        ins = {
+            k: str(instructions.get(k) or "")
+            for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")
+        }
+        self.system = _USER_SYSTEM.format(
+            what=_WHAT.get(domain, domain), tools=note.replace("{{", "{").replace("}}", "}"), **ins
+        )
         if self.tools:
             self.schema: dict = {"type": "object", "properties": {
                 "message": {"type": ["string", "null"], "maxLength": 1500}, "stop": {"type": "boolean"},
@@ -161,7 +172,10 @@ class LLMDomainUser:
         tc = parsed.get("tool_call")
         if self.tools and isinstance(tc, dict) and tc.get("name"):
             args = tc.get("arguments")
-            return UserTurn(message="", tool_calls=[ToolCall(str(tc["name"]), dict(args) if isinstance(args, dict) else {})])
+            return UserTurn(
+                message="",
+                tool_calls=[ToolCall(str(tc["name"]), dict(args) if isinstance(args, dict) else {})],
+            )
         text = str(parsed.get("message") or "").strip()
         if not text:
             raise RuntimeError(f"{self.item_prefix}: the user model gave neither a message nor a tool call")
@@ -174,7 +188,9 @@ class LLMDomainUser:
         return self._turn(self._call())
 
     def tool_results(self, outcomes: list[ToolOutcome]) -> UserTurn:
-        text = "\n".join(f"Tool result ({o.message.get('name')}): {o.message.get('content')}" for o in outcomes)
+        text = "\n".join(
+            f"Tool result ({o.message.get('name')}): {o.message.get('content')}" for o in outcomes
+        )
         self.history.append({"role": "user", "content": text})
         return self._turn(self._call())
 
@@ -219,7 +235,9 @@ class GoldAgent:
             a = self.queue.pop(0)
             self.k += 1
             self.last = str(a["name"])
-            return AgentStep(tool_calls=[ToolCall(self.last, dict(a.get("arguments") or {}), f"gold{self.k}")])
+            return AgentStep(
+                tool_calls=[ToolCall(self.last, dict(a.get("arguments") or {}), f"gold{self.k}")]
+            )
         if self.segments:
             _, acts = self.segments.pop(0)
             asks = "; ".join(f"{a['name']}({json.dumps(a.get('arguments') or {})})" for a in acts)
@@ -237,4 +255,6 @@ class IdleAgent:
         return None
 
     def step(self, messages: list[dict], observation: Any) -> AgentStep:
-        return AgentStep(message="I'm sorry, I cannot help with that. Is there anything else I can help you with?")
+        return AgentStep(
+            message="I'm sorry, I cannot help with that. Is there anything else I can help you with?"
+        )

@@ -126,7 +126,9 @@ class Tau2AgentTask:
         ins = self.dom.user_instructions(raw)
         user_actions = [a for a in self.dom.gold_actions(raw) if a["requestor"] == "user"]
         if self.user == "scripted":
-            user: Any = ScriptedDomainUser(ins, random.Random(f"{rid}:user"), user_actions, max_turns=self.max_turns)
+            user: Any = ScriptedDomainUser(
+                ins, random.Random(f"{rid}:user"), user_actions, max_turns=self.max_turns
+            )
             evidence = "known-answer" if user.known_answer else "scripted-user"
         else:
             user = LLMDomainUser(gw, self.user, ins, run_id=f"{run_id}/user", item_prefix=rid, domain=self.domain_name,
@@ -212,7 +214,10 @@ class Tau2AgentTask:
         def ci(x, tag: str) -> dict:
             return mean_ci(x, tag, seed=seed, n_boot=self.n_boot)
 
-        head = {"reward": ci(scored["reward"], "reward"), "premature_end": ci(scored["premature"].astype(float), "premature")}
+        head = {
+            "reward": ci(scored["reward"], "reward"),
+            "premature_end": ci(scored["premature"].astype(float), "premature"),
+        }
         epochs = int(rows["epoch"].max()) + 1 if len(rows) else 0
         full = scored.groupby("sample_id")["reward"].agg(["count", "sum"])
         full = full[full["count"] == epochs]

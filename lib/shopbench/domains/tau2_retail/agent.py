@@ -55,8 +55,9 @@ class LLMRetailAgent:
         if specs is not None:  # another domain's tools (issue 28 item 4: shopbench.domains.base)
             self.tool_specs = [dict(s) for s in specs]
             names = tuple(s["function"]["name"] for s in self.tool_specs)
-            self.json_schema = {**_JSON_AGENT, "properties": {**_JSON_AGENT["properties"],
-                                                              "tool_call": tool_call_schema(names, nullable=True)}}  # fmt: skip
+            props = {"message": _JSON_AGENT["properties"]["message"],  # type: ignore[index]
+                     "tool_call": tool_call_schema(names, nullable=True)}  # fmt: skip
+            self.json_schema = {**_JSON_AGENT, "properties": props}
         self.tool_texts = tool_texts
         self.gateway, self.backbone, self.system_prompt = gateway, backbone, system_prompt
         self.run_id, self.item_prefix, self.tool_mode, self.max_tokens = (
