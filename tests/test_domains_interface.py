@@ -264,3 +264,43 @@ def test_tau2_agent_runs_a_model_offline(work):
               "--limit", "2"], cwd, env)  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     assert "tau2_agent · local/schema-sampler: 2 samples" in r.stdout
+
+
+PROBE = '''
+from shopbench.core.conversation import ToolCall
+from shopbench.env import AgentStep
+
+
+class Probe:
+    """Calls a retail tool with a wrong argument, then apologises."""
+
+    name = "probe"
+
+    def reset(self, episode_id):
+        self.n = 0
+
+    def step(self, messages, observation):
+        self.n += 1
+        if self.n == 1:
+            return AgentStep(tool_calls=[ToolCall("find_user_id_by_email", {"mail": "x"}, "p1")])
+        return AgentStep(message="Sorry, that did not work. Is there anything else I can help you with?")
+'''
+
+
+@needs["retail"]
+def test_retail_in_tau2_agent_plays_as_tau2_retail_agent(work, monkeypatch):
+    """Same agent class, same tasks: the same transcripts and rewards through either task."""
+    import shopbench
+
+    cwd, env = work
+    (cwd / "probe.py").write_text(PROBE, encoding="utf-8")
+    monkeypatch.chdir(cwd)
+    monkeypatch.syspath_prepend(str(cwd))
+    monkeypatch.setenv("SHOPBENCH_OUTPUTS", env["SHOPBENCH_OUTPUTS"])
+    a = shopbench.eval("tau2_agent", agent="probe:Probe", limit=3, domain="retail", split="test", progress=False,
+                       n_boot=20).samples  # fmt: skip
+    b = shopbench.eval("tau2_retail_agent", agent="probe:Probe", limit=3, split="test", progress=False,
+                       n_boot=20).samples  # fmt: skip
+    assert list(a["messages"]) == list(b["messages"]) and list(a["reward"]) == list(b["reward"])
+    # the wrong argument is the tool's error text, which the agent saw
+    assert all("got an unexpected keyword argument 'mail'" in m for m in a["messages"])

@@ -6,7 +6,8 @@ device or records, then the user speaks):
 
 - :class:`ScriptedDomainUser`: retail's rule-based :class:`~.tau2_retail.ScriptedRetailUser`
   (opening from ``reason_for_call``, identity from ``known_info``, confirmations, a thanks at the
-  end) with airline/banking/telecom identity questions, and, for a task whose expected actions
+  end) with airline/banking/telecom identity questions (user id, reservation, account, phone
+  number; off for retail, whose user is then retail's exactly), and, for a task whose expected actions
   include **user actions**, it performs them: each pending user action, in the task's order, when
   the agent's last message asks for it (names the tool, the discoverable tool it calls, or every
   content word of the tool's name), with the task's own arguments. That reads the gold actions:
@@ -64,8 +65,9 @@ class ScriptedDomainUser(ScriptedRetailUser):
     task's expected actions whose requestor is the user (their reading makes it known-answer)."""
 
     def __init__(self, instructions: Mapping[str, Any], rng: random.Random, user_actions: Sequence[Mapping] = (),
-                 max_turns: int = 20):  # fmt: skip
+                 max_turns: int = 20, account_questions: bool = True):  # fmt: skip
         super().__init__(instructions, rng, max_turns=max_turns)
+        self.account_questions = account_questions  # False: retail's user exactly (no extra identity rule)
         self.pending = [dict(a) for a in user_actions]
         self.known_answer = bool(self.pending)
         self.name = (
@@ -86,7 +88,13 @@ class ScriptedDomainUser(ScriptedRetailUser):
             return UserTurn(
                 message="", tool_calls=[ToolCall(a["name"], dict(a.get("arguments") or {})) for a in due]
             )
-        if self.turns and _ASK_ACCOUNT.search(text) and "?" in text and self.ins["known_info"]:
+        if (
+            self.account_questions
+            and self.turns
+            and _ASK_ACCOUNT.search(text)
+            and "?" in text
+            and self.ins["known_info"]
+        ):
             self.turns += 1
             msg = self._identity(text)
             return UserTurn(message=msg, stop=False, observation=msg)

@@ -127,7 +127,11 @@ class Tau2AgentTask:
         user_actions = [a for a in self.dom.gold_actions(raw) if a["requestor"] == "user"]
         if self.user == "scripted":
             user: Any = ScriptedDomainUser(
-                ins, random.Random(f"{rid}:user"), user_actions, max_turns=self.max_turns
+                ins,
+                random.Random(f"{rid}:user"),
+                user_actions,
+                max_turns=self.max_turns,
+                account_questions=self.domain_name != "retail",
             )
             evidence = "known-answer" if user.known_answer else "scripted-user"
         else:
