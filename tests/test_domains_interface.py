@@ -304,3 +304,24 @@ def test_retail_in_tau2_agent_plays_as_tau2_retail_agent(work, monkeypatch):
     assert list(a["messages"]) == list(b["messages"]) and list(a["reward"]) == list(b["reward"])
     # the wrong argument is the tool's error text, which the agent saw
     assert all("got an unexpected keyword argument 'mail'" in m for m in a["messages"])
+
+
+class _Busy(_BadUser):
+    """Never stops calling its tools."""
+
+    def respond(self, view):
+        return UserTurn(message="", tool_calls=[ToolCall("check_status_bar", {})])
+
+    def tool_results(self, outcomes):
+        return self.respond(None)
+
+
+@needs["telecom"]
+def test_a_user_that_never_stops_calling_tools_is_a_user_error_at_the_ceiling():
+    from shopbench.env.orchestrator import USER_TOOL_ROUNDS
+
+    d = load_domain("telecom")
+    t = d.tasks("small")[0]
+    conv = run_conversation(d.environment(t), IdleAgent(), _Busy(), d.system_prompt(t))
+    assert conv.termination == "user_error" and "user tool-round ceiling" in conv.errors["user"]
+    assert len(conv.tools) == USER_TOOL_ROUNDS and all(r.role == "user" for r in conv.tools)
