@@ -4,9 +4,19 @@ runs a conversation for every domain (the seeded shop, τ²-retail)."""
 from __future__ import annotations
 
 from .orchestrator import Conversation, Stop, run_conversation
-from .protocols import Agent, AgentStep, Environment, Limits, ToolOutcome, ToolRecord, UserSimulator, UserTurn
+from .protocols import (
+    Agent,
+    AgentStep,
+    DualControlUser,
+    Environment,
+    Limits,
+    ToolOutcome,
+    ToolRecord,
+    UserSimulator,
+    UserTurn,
+)
 
 __all__ = [
-    "Agent", "AgentStep", "Conversation", "Environment", "Limits", "Stop", "ToolOutcome", "ToolRecord",
+    "Agent", "AgentStep", "Conversation", "DualControlUser", "Environment", "Limits", "Stop", "ToolOutcome", "ToolRecord",
     "UserSimulator", "UserTurn", "run_conversation",
 ]  # fmt: skip

@@ -23,6 +23,13 @@ reason that the environment names in its own vocabulary, when
   deadline has passed before the next agent step or user turn (``time_budget``: a cut conversation,
   which callers must not score as finished).
 
+Dual control (τ²-bench's telecom and banking, issue 28 item 4): a user turn may be tool calls on the
+user's own device or records (:attr:`UserTurn.tool_calls`), executed by the environment's
+``execute_user_call`` and answered to the user (``tool_results``) until the user speaks (at most
+:data:`USER_TOOL_ROUNDS` rounds, else ``user_error``); every call of either role is kept in
+:attr:`Conversation.tools`, in order, with its ``role``. A domain without user tools answers a user's
+call with its tool error.
+
 Nothing a party does escapes: agent and user exceptions become terminations with their message
 recorded in :attr:`Conversation.errors`, and a tool that raises becomes the environment's error
 result, which the agent sees.
@@ -37,7 +44,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..core.conversation import ToolCall
-from .protocols import Agent, AgentStep, Environment, ToolRecord, UserSimulator, UserTurn
+from .protocols import Agent, AgentStep, Environment, ToolOutcome, ToolRecord, UserSimulator, UserTurn
 
 __all__ = ["Conversation", "Stop", "ToolRecord", "run_conversation"]
 
@@ -105,6 +112,12 @@ def _user_turn(s: _State) -> Stop | str | None:
     i = s.index
     try:
         turn: UserTurn = s.user.respond(s.env.user_view(i, s.agent_text, s.final))
+        rnd = 0
+        while turn.tool_calls:  # dual control: the user acts on its own side before it speaks
+            if rnd == USER_TOOL_ROUNDS:
+                raise RuntimeError(f"user tool-round ceiling reached ({USER_TOOL_ROUNDS} rounds in one turn)")
+            turn = s.user.tool_results(_user_tools(s, turn, i, rnd))  # type: ignore[attr-defined]
+            rnd += 1
     except Exception as e:  # the simulator failed to produce a turn
         s.conv.errors["user"] = error_text(e)
         return Stop.NO_OPENING if i == 0 else Stop.USER_ERROR
@@ -114,6 +127,30 @@ def _user_turn(s: _State) -> Stop | str | None:
     if s.env.on_user_turn(i, turn):
         return Stop.USER_STOP
     return None
+
+
+USER_TOOL_ROUNDS = 10  # tool-call rounds in one user turn (as the agent's App. D ceiling)
+
+
+def _user_tools(s: _State, turn: UserTurn, index: int, rnd: int) -> list[ToolOutcome]:
+    """Execute the user's tool calls of one round (dual control, issue 28 item 4) in order, each kept in
+    :attr:`Conversation.tools` with ``role="user"``; the agent's transcript does not show them."""
+    run = getattr(s.env, "execute_user_call", None)
+    outcomes = []
+    for k, c in enumerate(turn.tool_calls):
+        c = c if c.call_id else ToolCall(c.name, c.arguments, f"u{index}.{rnd}.{k}")
+        if run is None:
+            out = s.env.tool_failure(c, f"the {s.env.domain} domain gives the user no tools")
+        else:
+            try:
+                out = run(c)
+            except Exception as e:  # environments never raise on bad input; this guards their bugs
+                out = s.env.tool_failure(c, error_text(e))
+        rec = ToolRecord(index, rnd, c, out, role="user")
+        s.conv.tools.append(rec)
+        s.env.on_tool(rec)
+        outcomes.append(out)
+    return outcomes
 
 
 def _call_ids(step: AgentStep, turn: int, rnd: int) -> list[ToolCall]:

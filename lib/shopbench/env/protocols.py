@@ -28,6 +28,7 @@ from ..core.conversation import ToolCall
 __all__ = [
     "Agent",
     "AgentStep",
+    "DualControlUser",
     "Environment",
     "Limits",
     "ToolOutcome",
@@ -56,13 +57,17 @@ class AgentStep:
 class UserTurn:
     """One user message. ``stop`` asks to end the conversation (the environment decides whether it
     stands); ``observation`` is what the agent is given beside the transcript (the shop's
-    structured intent; τ²: the text); ``record`` is the domain's own record of the turn."""
+    structured intent; τ²: the text); ``record`` is the domain's own record of the turn.
+    ``tool_calls`` (dual control, issue 28 item 4): calls on the user's own device or records,
+    executed before the user speaks; the turn's text is then not sent, the results go back to the
+    user (:meth:`DualControlUser.tool_results`), whose next :class:`UserTurn` continues the turn."""
 
     message: str
     stop: bool = False
     reason: str | None = None
     observation: Any = None
     record: Any = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
 
 @dataclass(config=_ANY)
@@ -75,12 +80,14 @@ class ToolOutcome:
 
 @dataclass(config=_ANY)
 class ToolRecord:
-    """One executed tool call: the user turn it answers, its round in that agent turn, the outcome."""
+    """One executed tool call: the user turn it answers, its round in that (agent or user) turn, the
+    outcome, and who called it (``"assistant"``, or ``"user"`` for a user-side tool)."""
 
     turn: int
     round: int
     call: ToolCall
     outcome: ToolOutcome
+    role: str = "assistant"
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,19 @@ class UserSimulator(Protocol):
     def respond(self, view: Any) -> UserTurn: ...
 
 
+@runtime_checkable
+class DualControlUser(Protocol):
+    """A simulated user with tools of its own (τ²-bench's dual control, issue 28 item 4): a turn may
+    be tool calls (:attr:`UserTurn.tool_calls`); the orchestrator executes them with
+    :meth:`Environment.execute_user_call` and gives the outcomes back here, in order."""
+
+    name: str
+
+    def respond(self, view: Any) -> UserTurn: ...
+
+    def tool_results(self, outcomes: list[ToolOutcome]) -> UserTurn: ...
+
+
 class Environment(Protocol):
     """One episode of a domain, as the orchestrator drives it."""
 
@@ -145,6 +165,9 @@ class Environment(Protocol):
         ...
 
     def end_agent_turn(self, index: int, text: str, rounds: int, error: str | None) -> None: ...
+
+    # optional (dual control): ``execute_user_call(call) -> ToolOutcome`` runs a user-side tool on
+    # the user's own device or records, never raising (see :class:`DualControlUser`)
 
     def termination(self, reason: str) -> str:
         """The domain's name for how the conversation ended: ``reason`` is a

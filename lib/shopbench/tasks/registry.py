@@ -30,7 +30,7 @@ __all__ = ["Param", "TaskInfo", "did_you_mean", "get_task", "parse_params", "tas
 # modules that define the project's tasks (imported on the first lookup; each imports nothing heavy)
 registry.declare_modules("task", "shopbench.tasks.pace_judge", "shopbench.tasks.padme_evaluator",
                          "shopbench.tasks.pace_assistant", "shopbench.tasks.shop_agent",
-                         "shopbench.tasks.tau2_retail_agent")  # fmt: skip
+                         "shopbench.tasks.tau2_retail_agent", "shopbench.tasks.tau2_agent")  # fmt: skip
 TYPES = ("str", "int", "float", "bool", "path", "choice")
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 

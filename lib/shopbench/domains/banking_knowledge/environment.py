@@ -9,10 +9,9 @@ an object, a missing, unexpected or mistyped argument, or any exception inside a
 ``Error: …`` the agent (or user) sees, as τ²-bench's ``Environment.get_response`` returns it.
 
 The user's tools (``call_discoverable_user_tool``, ``apply_for_credit_card``, …) run through
-:meth:`BankingEnvironment.execute_user` on the same database; the conversation loop of
-:mod:`shopbench.env` does not yet let a simulated user call tools (the telecom domain of issue 28
-adds that), so in a conversation run today the user cannot act, and tasks whose expected actions
-include user actions cannot reach reward 1 there (the gold paths below execute them directly).
+:meth:`BankingEnvironment.execute_user` on the same database; in a conversation the simulated user
+calls them in its turn and the loop runs them with :meth:`BankingEnvironment.execute_user_call`
+(dual control, issue 28 item 4; :mod:`shopbench.domains.base`).
 """
 
 from __future__ import annotations
@@ -151,6 +150,10 @@ class BankingEnvironment:
     def execute_user(self, call: ToolCall) -> ToolOutcome:
         ok, content = self.tools.execute(call.name, call.arguments, requestor="user")
         return self._outcome(call, ok, content)
+
+    def execute_user_call(self, call: ToolCall) -> ToolOutcome:
+        """A user's tool call from the conversation loop (dual control, issue 28 item 4)."""
+        return self.execute_user(call)
 
     def tool_failure(self, call: ToolCall, error: str) -> ToolOutcome:
         return self._outcome(call, False, f"Error: tool failed: {error}")

@@ -42,13 +42,22 @@ class LLMRetailAgent:
     ``"json"`` (a ``{message, tool_call}`` object under a JSON schema, for models without tools).
     ``tool_texts``: the tool descriptions it is given, ``"tau2"`` (τ²-bench's own, the default) or
     ``"short"`` (the project's one-line texts, for small local models); see
-    :func:`~shopbench.domains.tau2_retail.specs.tool_specs`."""
+    :func:`~shopbench.domains.tau2_retail.specs.tool_specs`. ``specs``: another domain's tool specs
+    instead (airline, banking_knowledge, telecom; :mod:`shopbench.domains.base`)."""
 
     def __init__(self, gateway, backbone: str, system_prompt: str, run_id: str, item_prefix: str,
-                 tool_mode: str = "native", max_tokens: int = 1024, tool_texts: str = "tau2"):  # fmt: skip
+                 tool_mode: str = "native", max_tokens: int = 1024, tool_texts: str = "tau2",
+                 specs: Sequence[Mapping] | None = None):  # fmt: skip
         if tool_mode not in ("native", "json"):
             raise ValueError(f"tool_mode {tool_mode!r}: use 'native' (function calling) or 'json'")
         self.tool_specs = tool_specs(tool_texts)
+        self.json_schema = _JSON_AGENT
+        if specs is not None:  # another domain's tools (issue 28 item 4: shopbench.domains.base)
+            self.tool_specs = [dict(s) for s in specs]
+            names = tuple(s["function"]["name"] for s in self.tool_specs)
+            props = {"message": _JSON_AGENT["properties"]["message"],  # type: ignore[index]
+                     "tool_call": tool_call_schema(names, nullable=True)}  # fmt: skip
+            self.json_schema = {**_JSON_AGENT, "properties": props}
         self.tool_texts = tool_texts
         self.gateway, self.backbone, self.system_prompt = gateway, backbone, system_prompt
         self.run_id, self.item_prefix, self.tool_mode, self.max_tokens = (
@@ -106,7 +115,7 @@ class LLMRetailAgent:
                 self.backbone, item, list(messages), tools=self.tool_specs, params=params
             )
         else:
-            call = self.gateway.call(self.backbone, item, self._json_messages(messages), schema=_JSON_AGENT,
+            call = self.gateway.call(self.backbone, item, self._json_messages(messages), schema=self.json_schema,
                                      schema_name="tau2_agent_step", params=params)  # fmt: skip
         row: CallResult = self.gateway.run([call], run_id=self.run_id, desc=None)[0]
         usage = call_usage(row)

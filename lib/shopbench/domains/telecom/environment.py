@@ -12,7 +12,8 @@ text), a task's initial state (``set_state``: ``initialization_data``, ``initial
 :class:`TelecomEnvironment` plays a conversation under :func:`shopbench.env.run_conversation` as the
 airline and retail environments do; the customer's tool calls come from the user simulator, which
 gets :meth:`TelecomEnvironment.execute_user` and the 30 specs in its view
-(:class:`TelecomUserView`), and every call of either role is kept, in order, in
+(:class:`TelecomUserView`), or returns the calls in its turn for the loop to run
+(:meth:`TelecomEnvironment.execute_user_call`), and every call of either role is kept, in order, in
 :attr:`TelecomEnvironment.trajectory` (the messages :func:`.reward.task_reward` replays).
 """
 
@@ -227,6 +228,11 @@ class TelecomEnvironment:
         ok, content = self.state.get_response("user", name, arguments)
         self._record("user", name, arguments, ok, content)
         return ok, content
+
+    def execute_user_call(self, call: ToolCall) -> ToolOutcome:
+        """A customer's tool call from the conversation loop (dual control, issue 28 item 4)."""
+        ok, content = self.execute_user(call.name, call.arguments)
+        return self._outcome(call, ok, content)
 
     def user_view(self, index: int, agent_text: str | None, final: bool) -> TelecomUserView:
         return TelecomUserView(agent_text, final, self.user_tools_spec, self.execute_user)
