@@ -5,7 +5,7 @@
     shopbench eval shop_agent --agent module:Class [...]   your agent class (docs/guides/agent.md)
     shopbench preview TASK --model M [...]      calls, tokens and dollars; no call
     shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
-    shopbench list --kind judges|protocols|metrics|agents|tasks|backends   one kind of the registry
+    shopbench list --kind judges|protocols|metrics|agents|tasks|backends|domains   one kind of the registry
     shopbench domains check NAME [--data DIR] [--trajectories FILE]   a domain against published data (JSON)
 
 ``eval`` is :func:`shopbench.eval` (one function for the command and the Python API). Exit status: 0
@@ -174,6 +174,8 @@ LIST_KINDS: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
                ("shopbench.shopsim.agents",)),
     "backends": ("backend", {}, "Embedded deterministic backends (--model local/NAME, offline)",
                  ("shopbench.llm.local", "shopbench.judges.pace")),
+    "domains": ("domain", {}, "τ²-family domains (tau2_agent -T domain=..., shopbench domains check NAME)",
+                ("shopbench.domains.base",)),
 }  # fmt: skip
 
 

@@ -37,6 +37,7 @@ __all__ = [
 # the kinds of entry, with the plural ``shopbench list --kind`` spells
 KINDS: dict[str, str] = {
     "task": "tasks", "judge": "judges", "metric": "metrics", "agent": "agents", "backend": "backends",
+    "domain": "domains",
 }  # fmt: skip
 
 F = TypeVar("F", bound=Callable[..., Any])

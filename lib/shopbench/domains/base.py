@@ -15,7 +15,7 @@ A loaded domain gives, for each task (the published task JSON, a ``dict``):
 - :meth:`Domain.reward`: the domain's reward on the basis the task names, over the conversation's
   messages and every tool call of both roles, in order; the breakdown carries ``evidence``.
 
-:func:`load_domain` loads one by name (``DOMAINS``, a plain mapping; an unknown name is one
+:func:`load_domain` loads one by name (``DOMAINS``, a view of the one registry; an unknown name is one
 :class:`~shopbench.errors.ParamError` with "did you mean"); each domain's loader keeps its own
 checks (a missing or malformed file is that domain's one-line error, exit 2).
 """
@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..core import registry
 from ..env.orchestrator import Conversation
 from ..env.protocols import Environment
 
@@ -328,21 +329,23 @@ class TelecomDomain(Domain):
         return task_reward(self.data, task, _texts(conv) + list(env.trajectory), conv.termination)
 
 
-DOMAINS: dict[str, type[Domain]] = {
-    "airline": AirlineDomain,
-    "banking_knowledge": BankingDomain,
-    "retail": RetailDomain,
-    "telecom": TelecomDomain,
-}
+for _name, _cls in (
+    ("airline", AirlineDomain),
+    ("banking_knowledge", BankingDomain),
+    ("retail", RetailDomain),
+    ("telecom", TelecomDomain),
+):
+    registry.register("domain", _name, _cls, group="tau2", summary=registry.summary_of(_cls.__doc__))
+DOMAINS: Mapping[str, type[Domain]] = registry.View("domain")
+"""The τ²-family domains by name, on the one registry (``shopbench list --kind domains``)."""
 
 
 def domain_class(name: str) -> type[Domain]:
     """The domain named ``name``; an unknown name is one ParamError with "did you mean"."""
     from ..errors import ParamError
-    from ..tasks.registry import did_you_mean
 
     if name not in DOMAINS:
-        raise ParamError(f"unknown domain {name!r}" + did_you_mean(str(name), list(DOMAINS)), field="domain",
+        raise ParamError(f"unknown domain {name!r}" + registry.did_you_mean(str(name), list(DOMAINS)), field="domain",
                          fix=f"use one of {list(DOMAINS)}")  # fmt: skip
     return DOMAINS[name]
 
