@@ -9,12 +9,10 @@ agent sees (:mod:`.tools`). The reward is :func:`.reward.task_reward`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...core.conversation import ToolCall
-from ...env.orchestrator import Stop
-from ...env.protocols import Limits, ToolOutcome, ToolRecord, UserTurn
-from ..tau2_retail.environment import AGENT_INSTRUCTION, GREETING, TRANSFER_MESSAGE, RetailUserView
+from ..tau2_retail.environment import (
+    AGENT_INSTRUCTION,
+    Tau2Environment,
+)
 from .data_model import AirlineData, AirlineDB
 from .tools import make_tools, tool_specs
 
@@ -28,12 +26,11 @@ def agent_system_prompt(policy: str) -> str:
     return f"<instructions>\n{AGENT_INSTRUCTION}\n</instructions>\n<policy>\n{policy}\n</policy>"
 
 
-class AirlineEnvironment:
+class AirlineEnvironment(Tau2Environment):
     """One rollout over the loaded data: a fresh :class:`AirlineDB` and its tools (``fidelity``
     ``"tau2"`` or ``"tau_bench"``, :mod:`.tools`). ``tools_spec`` is what the agent is given."""
 
     domain = "airline"
-    empty_reply_stops = True
 
     def __init__(
         self, data: AirlineData, agent_opens: bool, max_steps: int = MAX_STEPS, fidelity: str = "tau2"
@@ -41,40 +38,4 @@ class AirlineEnvironment:
         self.db = AirlineDB(data.db)
         self.tools = make_tools(self.db, fidelity)
         self.tools_spec = tool_specs(fidelity)
-        self.agent_opens = agent_opens
-        self.greeting = None if agent_opens else GREETING
-        self.limits = Limits(max_agent_steps=int(max_steps))
-
-    def user_view(self, index: int, agent_text: str | None, final: bool) -> RetailUserView:
-        return RetailUserView(agent_text, final)
-
-    def on_user_turn(self, index: int, turn: UserTurn) -> bool:
-        return turn.stop
-
-    def execute(self, call: ToolCall) -> ToolOutcome:
-        ok, content = self.tools.execute(call.name, call.arguments)
-        return self._outcome(call, ok, content)
-
-    def tool_failure(self, call: ToolCall, error: str) -> ToolOutcome:
-        return self._outcome(call, False, f"Error: tool failed: {error}")
-
-    @staticmethod
-    def _outcome(call: ToolCall, ok: bool, content: str) -> ToolOutcome:
-        return ToolOutcome((ok, content), {"role": "tool", "tool_call_id": call.call_id, "name": call.name,
-                                           "content": content})  # fmt: skip
-
-    def on_tool(self, record: ToolRecord) -> None:
-        return None
-
-    def observe_tools(self, observation: Any, outcomes: list[ToolOutcome]) -> Any:
-        results = [o.result for o in outcomes]
-        return results[0] if len(results) == 1 else results
-
-    def on_agent_message(self, text: str) -> str | None:
-        return "transfer" if text == TRANSFER_MESSAGE else None
-
-    def end_agent_turn(self, index: int, text: str, rounds: int, error: str | None) -> None:
-        return None
-
-    def termination(self, reason: str) -> str:
-        return "user_error" if reason == Stop.NO_OPENING else reason
+        self._start(agent_opens, max_steps)

@@ -21,9 +21,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...core.conversation import ToolCall
-from ...env.orchestrator import Stop
-from ...env.protocols import Limits, ToolOutcome, ToolRecord, UserTurn
-from ..tau2_retail.environment import AGENT_INSTRUCTION, GREETING, TRANSFER_MESSAGE, RetailUserView
+from ...env.protocols import ToolOutcome
+from ..tau2_retail.environment import (
+    AGENT_INSTRUCTION,
+    Tau2Environment,
+)
 from .data_model import BankingData
 from .db import BankDB
 from .retrieval import DEFAULT_VARIANT, KnowledgeSearch, build_policy, retrieval_tool_specs
@@ -116,12 +118,11 @@ class BankingTools:
         return kit.has_tool(name) and kit.mutates(name)
 
 
-class BankingEnvironment:
+class BankingEnvironment(Tau2Environment):
     """One rollout of a task (module docstring). ``tools_spec`` is what the agent is given,
     ``user_tools_spec`` what the user is given, ``policy`` the variant's policy."""
 
     domain = "banking_knowledge"
-    empty_reply_stops = True
 
     def __init__(self, data: BankingData, task: Mapping, agent_opens: bool, retrieval: str = DEFAULT_VARIANT,
                  max_steps: int = MAX_STEPS, encoder: Any = None):  # fmt: skip
@@ -133,19 +134,7 @@ class BankingEnvironment:
         self.user_tools_spec = user_tool_specs(task.get("user_tools"))
         self.policy = build_policy(data, retrieval)
         self.system_prompt = agent_system_prompt(self.policy)
-        self.agent_opens = agent_opens
-        self.greeting = None if agent_opens else GREETING
-        self.limits = Limits(max_agent_steps=int(max_steps))
-
-    def user_view(self, index: int, agent_text: str | None, final: bool) -> RetailUserView:
-        return RetailUserView(agent_text, final)
-
-    def on_user_turn(self, index: int, turn: UserTurn) -> bool:
-        return turn.stop
-
-    def execute(self, call: ToolCall) -> ToolOutcome:
-        ok, content = self.tools.execute(call.name, call.arguments)
-        return self._outcome(call, ok, content)
+        self._start(agent_opens, max_steps)
 
     def execute_user(self, call: ToolCall) -> ToolOutcome:
         ok, content = self.tools.execute(call.name, call.arguments, requestor="user")
@@ -154,27 +143,3 @@ class BankingEnvironment:
     def execute_user_call(self, call: ToolCall) -> ToolOutcome:
         """A user's tool call from the conversation loop (dual control, issue 28 item 4)."""
         return self.execute_user(call)
-
-    def tool_failure(self, call: ToolCall, error: str) -> ToolOutcome:
-        return self._outcome(call, False, f"Error: tool failed: {error}")
-
-    @staticmethod
-    def _outcome(call: ToolCall, ok: bool, content: str) -> ToolOutcome:
-        return ToolOutcome((ok, content), {"role": "tool", "tool_call_id": call.call_id, "name": call.name,
-                                           "content": content})  # fmt: skip
-
-    def on_tool(self, record: ToolRecord) -> None:
-        return None
-
-    def observe_tools(self, observation: Any, outcomes: list[ToolOutcome]) -> Any:
-        results = [o.result for o in outcomes]
-        return results[0] if len(results) == 1 else results
-
-    def on_agent_message(self, text: str) -> str | None:
-        return "transfer" if text == TRANSFER_MESSAGE else None
-
-    def end_agent_turn(self, index: int, text: str, rounds: int, error: str | None) -> None:
-        return None
-
-    def termination(self, reason: str) -> str:
-        return "user_error" if reason == Stop.NO_OPENING else reason

@@ -159,23 +159,24 @@ class RetailUserView:
     final: bool = False
 
 
-class RetailEnvironment:
-    """One rollout: a fresh :class:`RetailDB` over the loaded data and its tools (``fidelity``
-    ``"tau2"``, τ²-bench's behaviour, or ``"corrected"``: :data:`~.tools.CORRECTIONS`).
-    ``agent_opens``: a scripted agent speaks first; otherwise the fixed :data:`GREETING` stands in
-    for it."""
+class Tau2Environment:
+    """The τ²-family environment mechanics every domain shares (retail, airline, banking_knowledge,
+    telecom): the fixed greeting or a scripted opening, the step limit, tool outcomes as tool
+    messages, a transfer message that ends the conversation, ``user_error`` for a conversation with no
+    opening. A domain sets ``domain``, ``tools`` (``execute(name, arguments) -> (ok, result)``) and
+    may override :meth:`content` (the tool message text) and :attr:`failure_prefix`."""
 
-    domain = "retail"
+    domain = ""
     empty_reply_stops = True
+    failure_prefix = "Error: tool failed: "
+    tools: Any
 
-    def __init__(self, data: Tau2Data, agent_opens: bool, max_steps: int = MAX_STEPS, fidelity: str = "tau2"):
-        self.db = RetailDB(data.db)
-        self.tools = make_tools(self.db, fidelity)
+    def _start(self, agent_opens: bool, max_steps: int) -> None:
         self.agent_opens = agent_opens
         self.greeting = None if agent_opens else GREETING
         self.limits = Limits(max_agent_steps=int(max_steps))
 
-    def user_view(self, index: int, agent_text: str | None, final: bool) -> RetailUserView:
+    def user_view(self, index: int, agent_text: str | None, final: bool) -> Any:
         return RetailUserView(agent_text, final)
 
     def on_user_turn(self, index: int, turn: UserTurn) -> bool:
@@ -186,12 +187,15 @@ class RetailEnvironment:
         return self._outcome(call, ok, res)
 
     def tool_failure(self, call: ToolCall, error: str) -> ToolOutcome:
-        return self._outcome(call, False, f"tool failed: {error}")
+        return self._outcome(call, False, f"{self.failure_prefix}{error}")
 
-    @staticmethod
-    def _outcome(call: ToolCall, ok: bool, res: Any) -> ToolOutcome:
+    def content(self, ok: bool, res: Any) -> str:
+        """The tool message's text for a result (the result itself where the tools return text)."""
+        return res
+
+    def _outcome(self, call: ToolCall, ok: bool, res: Any) -> ToolOutcome:
         return ToolOutcome((ok, res), {"role": "tool", "tool_call_id": call.call_id, "name": call.name,
-                                       "content": tool_content(ok, res)})  # fmt: skip
+                                       "content": self.content(ok, res)})  # fmt: skip
 
     def on_tool(self, record: ToolRecord) -> None:
         return None
@@ -209,3 +213,23 @@ class RetailEnvironment:
 
     def termination(self, reason: str) -> str:
         return "user_error" if reason == Stop.NO_OPENING else reason
+
+
+class RetailEnvironment(Tau2Environment):
+    """One rollout: a fresh :class:`RetailDB` over the loaded data and its tools (``fidelity``
+    ``"tau2"``, τ²-bench's behaviour, or ``"corrected"``: :data:`~.tools.CORRECTIONS`).
+    ``agent_opens``: a scripted agent speaks first; otherwise the fixed :data:`GREETING` stands in
+    for it."""
+
+    domain = "retail"
+    empty_reply_stops = True
+
+    failure_prefix = "tool failed: "
+
+    def __init__(self, data: Tau2Data, agent_opens: bool, max_steps: int = MAX_STEPS, fidelity: str = "tau2"):
+        self.db = RetailDB(data.db)
+        self.tools = make_tools(self.db, fidelity)
+        self._start(agent_opens, max_steps)
+
+    def content(self, ok: bool, res: Any) -> str:
+        return tool_content(ok, res)

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.conversation import ToolCall
-from ...env.orchestrator import Stop
-from ...env.protocols import Limits, ToolOutcome, ToolRecord, UserTurn
-from ..tau2_retail.environment import AGENT_INSTRUCTION, GREETING, TRANSFER_MESSAGE
+from ...env.protocols import ToolOutcome
+from ..tau2_retail.environment import AGENT_INSTRUCTION, Tau2Environment
 from .data_model import LineStatus, PaymentRequest, TelecomData, TelecomDB, TelecomUserDB
 from .toolkit import call_tool
 from .tools import AGENT_TOOL_NAMES, AGENT_TOOL_SPECS, TelecomTools
@@ -199,11 +198,10 @@ class TelecomUserView:
     execute: Callable[[str, Any], tuple[bool, str]] | None = None
 
 
-class TelecomEnvironment:
+class TelecomEnvironment(Tau2Environment):
     """One rollout of a task: a :class:`TelecomState` with the task's initial state applied."""
 
     domain = "telecom"
-    empty_reply_stops = True
 
     def __init__(self, data: TelecomData, task: Mapping[str, Any] | None = None, agent_opens: bool = False,
                  max_steps: int = MAX_STEPS):  # fmt: skip
@@ -211,9 +209,7 @@ class TelecomEnvironment:
         self.state.set_state((task or {}).get("initial_state"))
         self.tools_spec = copy.deepcopy(AGENT_TOOL_SPECS)
         self.user_tools_spec = copy.deepcopy(USER_TOOL_SPECS)
-        self.agent_opens = agent_opens
-        self.greeting = None if agent_opens else GREETING
-        self.limits = Limits(max_agent_steps=int(max_steps))
+        self._start(agent_opens, max_steps)
         self.trajectory: list[dict[str, Any]] = []
 
     def _record(self, role: str, name: str, arguments: Any, ok: bool, content: str) -> None:
@@ -237,34 +233,7 @@ class TelecomEnvironment:
     def user_view(self, index: int, agent_text: str | None, final: bool) -> TelecomUserView:
         return TelecomUserView(agent_text, final, self.user_tools_spec, self.execute_user)
 
-    def on_user_turn(self, index: int, turn: UserTurn) -> bool:
-        return turn.stop
-
     def execute(self, call: ToolCall) -> ToolOutcome:
         ok, content = self.state.get_response("assistant", call.name, call.arguments)
         self._record("assistant", call.name, call.arguments, ok, content)
         return self._outcome(call, ok, content)
-
-    def tool_failure(self, call: ToolCall, error: str) -> ToolOutcome:
-        return self._outcome(call, False, f"Error: tool failed: {error}")
-
-    @staticmethod
-    def _outcome(call: ToolCall, ok: bool, content: str) -> ToolOutcome:
-        return ToolOutcome((ok, content), {"role": "tool", "tool_call_id": call.call_id, "name": call.name,
-                                           "content": content})  # fmt: skip
-
-    def on_tool(self, record: ToolRecord) -> None:
-        return None
-
-    def observe_tools(self, observation: Any, outcomes: list[ToolOutcome]) -> Any:
-        results = [o.result for o in outcomes]
-        return results[0] if len(results) == 1 else results
-
-    def on_agent_message(self, text: str) -> str | None:
-        return "transfer" if text == TRANSFER_MESSAGE else None
-
-    def end_agent_turn(self, index: int, text: str, rounds: int, error: str | None) -> None:
-        return None
-
-    def termination(self, reason: str) -> str:
-        return "user_error" if reason == Stop.NO_OPENING else reason
