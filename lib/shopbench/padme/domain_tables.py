@@ -121,15 +121,18 @@ def table16(paths: Mapping[str, Path]) -> pd.DataFrame:
         row["note"] = why
         row["evidence"] = "known-answer"
         rows.append(row)
-    return pd.DataFrame(rows)
+    cols = ["domain", "data", *[c for k in ("policy_words", "agent_tools", "user_tools") for c in (k, f"paper_{k}")],
+            *[f"jaccard_{d}" for d in DOMAINS], "paper_jaccard_range", "note", "evidence"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _description(stats: Mapping[str, Any] | None, n_tasks: int | None) -> str:
     if stats is None:
         return ""
     tasks = "" if n_tasks is None else f"{n_tasks} tasks; "
-    user = f", {stats['user_tools']} user-side tools" if stats.get("user_tools") else ""
-    return f"{tasks}{stats['policy_words']:,}-word policy, {stats['agent_tools']} agent tools{user}"
+    u = stats.get("user_tools")
+    user = f", {int(u)} user-side tools" if u is not None and not pd.isna(u) and u else ""
+    return f"{tasks}{int(stats['policy_words']):,}-word policy, {int(stats['agent_tools'])} agent tools{user}"
 
 
 def _notes(run_domains: Mapping[str, str]) -> dict[str, str]:
