@@ -553,12 +553,13 @@ def test_domain_breakdown_names_the_four_paper_domains():
     rec = pd.DataFrame({"n_pairs": [30], "accuracy": [0.6], "accuracy_sd": [0.01], "accuracy_ci_low": [0.5],
                         "accuracy_ci_high": [0.7]}, index=pd.Index(["h"], name="evaluator"))  # fmt: skip
     t = domain_breakdown(by, rec, extra_domains=["shop"])
-    assert list(t.domain) == ["retail", "shop", "airline", "telecom", "banking"]
+    assert list(t.domain) == ["retail", "shop", "airline", "telecom", "banking_knowledge"]
     assert t.set_index("domain").loc["airline", "label"] == "environment reward (recorded pairs)"
     assert t.set_index("domain").loc["airline", "n_pairs"] == 30
     missing = t[t.evaluator == "(none)"]
-    assert set(missing.domain) == {"telecom", "banking"} and missing.accuracy.isna().all()
+    assert set(missing.domain) == {"telecom", "banking_knowledge"} and missing.accuracy.isna().all()
     assert all(c.startswith("missing:") for c in missing.coverage) and set(PAPER_DOMAINS) == {
-        "retail", "telecom", "banking", "airline"}  # fmt: skip
+        "retail", "telecom", "banking_knowledge", "airline"}  # fmt: skip
+    assert "domain: telecom" in missing.set_index("domain").loc["telecom", "coverage"]
     # without recorded pairs, airline is listed as absent too
     assert "airline" in set(domain_breakdown(by, None).domain)

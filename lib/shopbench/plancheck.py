@@ -209,6 +209,14 @@ def dataset_problems(prof, notebooks: Iterable[str]) -> tuple[list[str], list[st
             if not _is_tau2(src):
                 continue
             path = next(paths)
+            dom = _tau2_domain(src)
+            if (
+                dom != "retail"
+            ):  # issue 28 item 3: a domain slice without its data is skipped, its rows say so
+                if not path.is_dir():
+                    notes.append(f"padme.sources[{idx}] ({{kind: tau2, domain: {dom}}}): no data folder at {path}; "
+                                 f"notebook 40 skips that source and its by-domain rows say so")  # fmt: skip
+                continue
             lacking = missing_files(path, tau2) if path.is_dir() else list(tau2.required)
             if lacking:
                 what = "no folder" if not path.is_dir() else f"no {', '.join(lacking)}"
@@ -222,6 +230,12 @@ def dataset_problems(prof, notebooks: Iterable[str]) -> tuple[list[str], list[st
             notes.append(f"padme.recorded: no τ-bench trajectories at {rec}; notebook 50 writes a note instead of "
                          f"the recorded-pair check ({_data_fix(rec, 'padme.recorded', 'leave it so')})")  # fmt: skip
     return errors, notes
+
+
+def _tau2_domain(src) -> str:
+    from .padme.sources.factory import parse_source_spec
+
+    return str(parse_source_spec(_plain(src)).get("domain") or "retail")
 
 
 def _is_tau2(src) -> bool:

@@ -78,10 +78,9 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def _airline(data_dir: Path, trajectories: Path | None, details: bool) -> dict[str, Any]:
-    from .airline import TAU2_TOOL_NAMES, gold_paths, load_airline, load_trajectories, replay_trajectories
+    from .airline import gold_paths, load_airline, load_trajectories, replay_trajectories
     from .airline.fidelity import compare_task_sets
     from .airline.tools import replay_actions
-    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
 
     data = load_airline(data_dir)
     rows = (
@@ -105,16 +104,22 @@ def _airline(data_dir: Path, trajectories: Path | None, details: bool) -> dict[s
         for fid in ("tau2", "tau_bench")
     }  # fmt: skip
     out["gold_paths"] = gold
-    out["table16"] = {"policy_words": _words(data.policy), "agent_tools": len(TAU2_TOOL_NAMES), "user_tools": 0,
-                      "tau_bench_wiki_words": None if data.wiki is None else _words(data.wiki),
-                      "tool_name_jaccard_with_retail": _jaccard(set(TAU2_TOOL_NAMES), set(RETAIL_TOOLS)),
-                      "paper": PAPER_TABLE16["airline"]}  # fmt: skip
+    out["table16"] = _table16_airline(data)
     return out
+
+
+def _table16_airline(data) -> dict[str, Any]:
+    from .airline import TAU2_TOOL_NAMES
+    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
+
+    return {"policy_words": _words(data.policy), "agent_tools": len(TAU2_TOOL_NAMES), "user_tools": 0,
+            "tau_bench_wiki_words": None if data.wiki is None else _words(data.wiki),
+            "tool_name_jaccard_with_retail": _jaccard(set(TAU2_TOOL_NAMES), set(RETAIL_TOOLS)),
+            "paper": PAPER_TABLE16["airline"]}  # fmt: skip
 
 
 def _retail(data_dir: Path) -> dict[str, Any]:
     from .tau2_retail import gold_state, load_tau2, replay_actions, task_reward
-    from .tau2_retail.specs import TOOL_NAMES
 
     data = load_tau2(data_dir)
     fails, unjudged, errs = [], 0, {}
@@ -137,36 +142,52 @@ def _retail(data_dir: Path) -> dict[str, Any]:
             "nl_assertion_unjudged": unjudged, "expected_action_errors": {"tau2": errs},
             "reward_basis": dict(Counter("+".join(t["evaluation_criteria"].get("reward_basis") or ["DB"])
                                          for t in data.tasks))}  # fmt: skip
-    return {"domain": "retail", "data": str(data_dir), "trajectories": None, "gold_paths": gold,
-            "table16": {"policy_words": _words(data.policy), "agent_tools": len(TOOL_NAMES), "user_tools": 0,
-                        "paper": PAPER_TABLE16["retail"]}}  # fmt: skip
+    return {
+        "domain": "retail",
+        "data": str(data_dir),
+        "trajectories": None,
+        "gold_paths": gold,
+        "table16": _table16_retail(data),
+    }
+
+
+def _table16_retail(data) -> dict[str, Any]:
+    from .tau2_retail.specs import TOOL_NAMES
+
+    return {
+        "policy_words": _words(data.policy),
+        "agent_tools": len(TOOL_NAMES),
+        "user_tools": 0,
+        "paper": PAPER_TABLE16["retail"],
+    }
 
 
 def _banking(data_dir: Path) -> dict[str, Any]:
+    from .banking_knowledge import gold_paths, ignored_initial_keys, load_banking, retrieval_sanity
+
+    data = load_banking(data_dir)  # all input read and checked before any work
+    return {
+        "domain": "banking_knowledge",
+        "data": str(data_dir),
+        "trajectories": None,
+        "gold_paths": gold_paths(data),
+        "initial_state_ignored_keys": ignored_initial_keys(data.tasks),
+        "retrieval": retrieval_sanity(data),
+        "table16": _table16_banking(data),
+    }
+
+
+def _table16_banking(data) -> dict[str, Any]:
     from .airline import TAU2_TOOL_NAMES as AIRLINE_TOOLS
-    from .banking_knowledge import (
-        AGENT_TOOL_NAMES,
-        DEFAULT_VARIANT,
-        USER_TOOL_NAMES,
-        VARIANTS,
-        build_policy,
-        gold_paths,
-        ignored_initial_keys,
-        load_banking,
-        retrieval_sanity,
-    )  # fmt: skip
+    from .banking_knowledge import AGENT_TOOL_NAMES, DEFAULT_VARIANT, USER_TOOL_NAMES, VARIANTS, build_policy
     from .banking_knowledge.environment import agent_tool_specs
     from .banking_knowledge.tools import KnowledgeTools, KnowledgeUserTools
     from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
 
-    data = load_banking(data_dir)  # all input read and checked before any work
     agent = [s["function"]["name"] for s in agent_tool_specs(DEFAULT_VARIANT)]
     words = {v: _words(build_policy(data, v)) for v in VARIANTS if v != "minilm_grep"}
     words["minilm_grep"] = _words(build_policy(data, "minilm_grep"))
-    return {"domain": "banking_knowledge", "data": str(data_dir), "trajectories": None,
-            "gold_paths": gold_paths(data), "initial_state_ignored_keys": ignored_initial_keys(data.tasks),
-            "retrieval": retrieval_sanity(data),
-            "table16": {"policy_words": words[DEFAULT_VARIANT], "policy_words_by_variant": words,
+    return {"policy_words": words[DEFAULT_VARIANT], "policy_words_by_variant": words,
                         "retrieval_variant": DEFAULT_VARIANT, "agent_tools": len(agent),
                         "agent_tools_base": len(AGENT_TOOL_NAMES),
                         "agent_discoverable_tools": len(KnowledgeTools.discoverable_names()),
@@ -174,15 +195,11 @@ def _banking(data_dir: Path) -> dict[str, Any]:
                         "user_discoverable_tools": len(KnowledgeUserTools.discoverable_names()),
                         "tool_name_jaccard_with_airline": _jaccard(set(agent), set(AIRLINE_TOOLS)),
                         "tool_name_jaccard_with_retail": _jaccard(set(agent), set(RETAIL_TOOLS)),
-                        "paper": PAPER_TABLE16["banking_knowledge"]}}  # fmt: skip
+                        "paper": PAPER_TABLE16["banking_knowledge"]}  # fmt: skip
 
 
 def _telecom(data_dir: Path, details: bool) -> dict[str, Any]:
-    from .airline import TAU2_TOOL_NAMES as AIRLINE_TOOLS
-    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
     from .telecom import (
-        AGENT_TOOL_NAMES,
-        USER_TOOL_NAMES,
         build_task,
         build_tasks,
         compare_built,
@@ -197,16 +214,28 @@ def _telecom(data_dir: Path, details: bool) -> dict[str, Any]:
     builder = {"base_ids": len(data.split["base"]), "built": len(built),
                "base_shared_ids_with_published": len(published_ids & set(data.split["base"])),
                "published_rebuilt": rebuilt}  # fmt: skip
+    return {
+        "domain": "telecom",
+        "data": str(data_dir),
+        "trajectories": None,
+        "gold_paths": {"published": gold_paths(data, data.tasks), "built": gold_paths(data, built)},
+        "builder": builder,
+        "table16": _table16_telecom(data),
+    }
+
+
+def _table16_telecom(data) -> dict[str, Any]:
+    from .airline import TAU2_TOOL_NAMES as AIRLINE_TOOLS
+    from .tau2_retail.specs import TOOL_NAMES as RETAIL_TOOLS
+    from .telecom import AGENT_TOOL_NAMES, USER_TOOL_NAMES
+
     agent = set(AGENT_TOOL_NAMES)
-    return {"domain": "telecom", "data": str(data_dir), "trajectories": None,
-            "gold_paths": {"published": gold_paths(data, data.tasks), "built": gold_paths(data, built)},
-            "builder": builder,
-            "table16": {"policy_words": _words(data.policy), "main_policy_words": _words(data.main_policy),
+    return {"policy_words": _words(data.policy), "main_policy_words": _words(data.main_policy),
                         "tech_support_words": _words(data.tech_support), "agent_tools": len(AGENT_TOOL_NAMES),
                         "user_tools": len(USER_TOOL_NAMES),
                         "tool_name_jaccard": {"airline": _jaccard(agent, set(AIRLINE_TOOLS)),
                                               "retail": _jaccard(agent, set(RETAIL_TOOLS))},
-                        "paper": PAPER_TABLE16["telecom"]}}  # fmt: skip
+                        "paper": PAPER_TABLE16["telecom"]}  # fmt: skip
 
 
 def check_domain(name: str, data_dir: str | Path | None = None, trajectories: str | Path | None = None,

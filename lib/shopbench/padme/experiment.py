@@ -32,7 +32,7 @@ from ..profiles.errors import from_validation
 from ..profiles.padme import FilterJudgeEntry
 from .choices import FILTER_JUDGE_NOISE
 from .criteria import load_criteria
-from .sources.factory import DEFAULT_TAU2_PATH, make_source, parse_source_spec
+from .sources.factory import make_source, parse_source_spec, tau2_path
 from .steering import ScriptedSteering, WriteSteer
 from .types import Context
 
@@ -70,14 +70,14 @@ def build_sources(cfg: PadmeSection, root: Path, available: set[str] | None = No
 
 
 def tau2_data_paths(cfg: PadmeSection, root: Path) -> list[Path]:
-    """The τ²-retail folders the configured sources name (relative paths against ``root``), built or
-    not: a notebook uses them to say where the data was looked for when a τ² cell skips."""
+    """The τ² folders the configured sources name (relative paths against ``root``; the default is
+    ``../shared/data/tau2_<domain>``), built or not, one per τ² source in order: a notebook uses them
+    to say where the data was looked for when a τ² cell skips."""
     out = []
     for spec in _padme(cfg).sources:
         d = parse_source_spec(_plain(spec))
         if str(d.get("kind")) in ("tau2", "tau2_retail"):
-            path = Path(d.get("path") or DEFAULT_TAU2_PATH)
-            out.append((path if path.is_absolute() else Path(root) / path).resolve())
+            out.append(tau2_path(d, root).resolve())
     return out
 
 

@@ -105,10 +105,16 @@ class ShopSourceSpec(Section):
 
 
 class Tau2SourceSpec(Section):
-    """``{kind: tau2, path: ...}``: a τ²-bench retail folder (relative to the repository)."""
+    """``{kind: tau2, domain: ..., path: ...}``: a τ²-family domain's folder (relative to the repository);
+    ``domain`` defaults to retail (issue 28 item 3). ``tasks``: this source's own task count (overrides
+    ``tasks_per_source``); ``retrieval``: banking_knowledge's retrieval variant. The keys after
+    ``split`` are retail's only, except ``tool_mode`` and ``max_turns``."""
 
     kind: Literal["tau2", "tau2_retail"]
+    domain: Literal["airline", "banking_knowledge", "retail", "telecom"] | None = None
     path: Name | None = None
+    tasks: PositiveInt | None = None
+    retrieval: Name | None = None
     split: str | None = None
     tool_mode: Literal["native", "json"] | None = None
     max_turns: PositiveInt | None = None

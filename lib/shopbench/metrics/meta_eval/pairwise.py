@@ -682,14 +682,17 @@ def reward_pairs(rollouts: Iterable, criterion: str = "task_resolution") -> pd.D
 # the paper's four domains (§5.3: "domain (retail, telecom, banking, airline)") and what the project has of each
 PAPER_DOMAINS: dict[str, str] = {
     "retail": "steered trajectory source: τ²-bench retail (tasks, database, tools, policy in ../shared/data/tau2_retail)",
-    "airline": ("meta-evaluation only: 200 recorded tau-bench gpt-4o conversations on 50 tasks, labelled by the "
-                "environment reward (../shared/data/tau_bench_airline_trajectories); the folder has the conversations "
-                "and the policy but no airline database or tools, so nothing can be steered or re-run"),
-    "telecom": ("missing: τ²-bench's telecom domain (its database, agent and user tools) is not in ../shared/data; "
-                "the recorded airline file is the only other domain the project may read"),
-    "banking": ("missing: the paper's banking domain comes from its τ³-bench variant, which is not public in the "
-                "project's copy and not in ../shared/data"),
+    "airline": "steered trajectory source: τ²-bench airline (tau-bench's database, τ²-bench's 50 tasks; ../shared/data/tau2_airline)",
+    "telecom": ("steered trajectory source: τ²-bench telecom, dual control (company and phone databases, user-side tools; "
+                "../shared/data/tau2_telecom)"),
+    "banking_knowledge": ("steered trajectory source: τ²-bench banking with retrieval (database, knowledge base; "
+                          "../shared/data/tau2_banking_knowledge)"),
 }  # fmt: skip
+"""Where a domain's steered pairs come from (issue 28 item 3: all four domains can be a PADMÉ source)."""
+RECORDED_COVERAGE = ("meta-evaluation only: 200 recorded tau-bench gpt-4o conversations on 50 tasks, labelled by the "
+                     "environment reward (../shared/data/tau_bench_airline_trajectories)")  # fmt: skip
+MISSING_DOMAIN = ("missing: no steered pairs of this domain in this run: padme.sources names no {{kind: tau2, domain: {d}}} "
+                  "source, or its data folder is absent")  # fmt: skip
 
 
 def domain_breakdown(by: pd.DataFrame, recorded: pd.DataFrame | None = None, recorded_domain: str = "airline",
@@ -722,12 +725,12 @@ def domain_breakdown(by: pd.DataFrame, recorded: pd.DataFrame | None = None, rec
         rows += [{"evaluator": r["evaluator"], "domain": recorded_domain,
                   "label": "environment reward (recorded pairs)", "n_pairs": int(r["n_pairs"]),
                   "accuracy": r["accuracy"], "accuracy_sd": r["accuracy_sd"], "ci_low": r["accuracy_ci_low"],
-                  "ci_high": r["accuracy_ci_high"], "coverage": PAPER_DOMAINS.get(recorded_domain, "recorded")}
+                  "ci_high": r["accuracy_ci_high"], "coverage": RECORDED_COVERAGE}
                  for r in rec.to_dict("records")]  # fmt: skip
     have = {str(r["domain"]) for r in rows} | set(extra_domains)
     rows += [{"evaluator": "(none)", "domain": d, "label": "none", "n_pairs": 0, "accuracy": np.nan,
-              "accuracy_sd": np.nan, "ci_low": np.nan, "ci_high": np.nan, "coverage": why}
-             for d, why in PAPER_DOMAINS.items() if d not in have]  # fmt: skip
+              "accuracy_sd": np.nan, "ci_low": np.nan, "ci_high": np.nan, "coverage": MISSING_DOMAIN.format(d=d)}
+             for d in PAPER_DOMAINS if d not in have]  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
 
 

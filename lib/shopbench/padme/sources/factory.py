@@ -15,13 +15,38 @@ from typing import Any
 
 from .base import TrajectorySource
 
-__all__ = ["DEFAULT_TAU2_PATH", "make_source", "parse_source_spec"]
+__all__ = [
+    "DEFAULT_TAU2_PATH",
+    "TAU2_DOMAINS",
+    "make_source",
+    "parse_source_spec",
+    "tau2_domain",
+    "tau2_path",
+]
 
 DEFAULT_TAU2_PATH = "../shared/data/tau2_retail"
 _SHOP_KEYS = {"kind", "n_products", "catalog_seed", "difficulties", "min_items", "max_items", "tool_mode",
               "retrieval", "max_turns"}  # fmt: skip
 _TAU2_KEYS = {"kind", "path", "split", "tool_mode", "max_turns", "fidelity", "reward_basis", "nl_judge",
               "tool_texts"}  # fmt: skip
+_DOMAIN_KEYS = {"kind", "domain", "path", "split", "tool_mode", "max_turns", "retrieval", "tasks"}
+TAU2_DOMAINS = ("airline", "banking_knowledge", "retail", "telecom")
+
+
+def tau2_domain(spec: Mapping[str, Any]) -> str:
+    """The domain a ``{kind: tau2}`` spec names (default ``retail``); an unknown one is a ValueError."""
+    dom = str(spec.get("domain") or "retail")
+    if dom not in TAU2_DOMAINS:
+        raise ValueError(f"tau2 source spec: unknown domain {dom!r}; use one of {list(TAU2_DOMAINS)}")
+    return dom
+
+
+def tau2_path(spec: Mapping[str, Any], root: Path) -> Path:
+    """The folder a ``{kind: tau2}`` spec names: ``path`` (relative to ``root``), else
+    ``../shared/data/tau2_<domain>``."""
+    dom = tau2_domain(spec)
+    path = Path(spec.get("path") or (DEFAULT_TAU2_PATH if dom == "retail" else f"../shared/data/tau2_{dom}"))
+    return path if path.is_absolute() else Path(root) / path
 
 
 def parse_source_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
@@ -42,7 +67,9 @@ def parse_source_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
 
 def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
     """A source from a spec: ``{"kind": "shop", "n_products": 2000}``, ``{"kind": "tau2", "path":
-    "../shared/data/tau2_retail"}`` (relative paths are resolved against ``root``, the repository
+    "../shared/data/tau2_retail"}``, ``{"kind": "tau2", "domain": "airline", "tasks": 3}`` (any τ²-family
+    domain: :class:`~shopbench.padme.sources.domains.DomainSource`; a missing folder is a
+    FileNotFoundError, which :func:`shopbench.padme.experiment.build_sources` reports and skips) (relative paths are resolved against ``root``, the repository
     root), or the strings ``"shop"``, ``"tau2"`` (the default path) and ``"tau2:<path>"``.
 
     Recorded trajectories are not a source (they cannot be steered): use
@@ -58,7 +85,20 @@ def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
         from .shop import ShopSource
 
         return ShopSource(**{k: v for k, v in d.items() if k != "kind"})
+    if kind in ("tau2", "tau2_retail") and tau2_domain(d) != "retail":
+        # issue 28 item 3: airline, banking_knowledge, telecom through the domain interface
+        unknown = set(d) - _DOMAIN_KEYS
+        if unknown:
+            raise ValueError(f"tau2 source spec (domain {d['domain']!r}): unknown keys {sorted(unknown)}; "
+                             f"allowed {sorted(_DOMAIN_KEYS)}")  # fmt: skip
+        from .domains import DomainSource
+
+        path = tau2_path(d, root)
+        if not path.is_dir():
+            raise FileNotFoundError(f"no {d['domain']} data folder at {path}")
+        return DomainSource(path, **{k: v for k, v in d.items() if k not in ("kind", "path")})
     if kind in ("tau2", "tau2_retail"):
+        d.pop("domain", None)  # retail: the source of issue 15, unchanged
         unknown = set(d) - _TAU2_KEYS
         if unknown:
             raise ValueError(
