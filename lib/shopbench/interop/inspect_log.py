@@ -372,7 +372,7 @@ def write_task_log(out: Path, t: Any, rows: Any, metrics: Mapping[str, Any], pro
                 prompts.setdefault(str(c.item_id), [dict(m) for m in c.messages])
         except Exception:  # noqa: BLE001 - an agent task knows its calls only as trials run
             prompts = {}
-    log = build(getattr(t, "name", prov.get("task")), rows, metrics, prov, calls_dir=Path(out) / "calls",
+    log = build(str(getattr(t, "name", None) or prov.get("task")), rows, metrics, prov, calls_dir=Path(out) / "calls",
                 prompts=prompts)  # fmt: skip
     return write(log, Path(out))
 
