@@ -168,21 +168,23 @@ def headline(rows: list[dict], s0_ids: list[str] | None) -> dict[str, float]:
     native = {p.name: p.targets for p in PROTOCOLS.values()}
     head = headline_table(df, s0_ids=s0_ids, n_boot=0, seed=0, native_targets=native)
     head = head[head["level"] == "backbone"]
-    out = {}
+    out: dict[str, float] = {}
     for r in head.itertuples():
         est = float(r.estimate) if r.estimate is not None and bool(r.supported) else math.nan
         out.setdefault(str(r.column), est)
     return out
 
 
+def _rows(scores: list[SampleScore]) -> list[dict]:
+    """The run-table rows the scorer stored in each (epoch-reduced) score's metadata."""
+    return [json.loads(str(md["row"])) for s in scores if (md := s.score.metadata or {}).get("row")]
+
+
 def _headline_metric(name: str, s0_ids: list[str] | None):
     @metric(name=name)
     def m():
         def compute(scores: list[SampleScore]) -> float:
-            rows = [
-                json.loads(s.score.metadata["row"]) for s in scores if (s.score.metadata or {}).get("row")
-            ]
-            v = headline(rows, s0_ids).get(name, math.nan)
+            v = headline(_rows(scores), s0_ids).get(name, math.nan)
             return float(v) if v == v else math.nan
 
         return compute
@@ -193,7 +195,7 @@ def _headline_metric(name: str, s0_ids: list[str] | None):
 @metric
 def parse_failure_rate():
     def compute(scores: list[SampleScore]) -> float:
-        rows = [json.loads(s.score.metadata["row"]) for s in scores if (s.score.metadata or {}).get("row")]
+        rows = _rows(scores)
         return sum(not r.get("parse_ok") for r in rows) / len(rows) if rows else math.nan
 
     return compute
