@@ -62,7 +62,10 @@ def test_a_run_writes_its_inspect_log_one_sample_per_item_and_epoch(judge_run):
     for s, (_, r) in zip(samples, rows.iterrows(), strict=True):
         assert (s["id"], s["epoch"]) == (r.sample_id, r.epoch + 1)
         assert s["scores"]["correct"]["value"] == (1.0 if r.correct else 0.0)
-        assert s["scores"]["correct"]["answer"] == r.verdict and f"gold {r.label}" in s["scores"]["correct"]["explanation"]
+        assert (
+            s["scores"]["correct"]["answer"] == r.verdict
+            and f"gold {r.label}" in s["scores"]["correct"]["explanation"]
+        )
         assert s["target"] == r.label and s["output"]["completion"] == r.raw_output
         md = s["metadata"]
         for k in ("record_id", "tier", "base_record_id", "swap_axis", "gold_family", "kind", "split"):
@@ -149,13 +152,19 @@ def test_inspect_harness_gives_the_workbench_metrics(outputs, monkeypatch):
     from shopbench._inspect_registry import pace_judge
 
     monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(outputs))
-    res = shopbench.eval("pace_judge", "local/checks", limit=16, log_dir=outputs / "ref16", progress=False, n_boot=0)
+    res = shopbench.eval(
+        "pace_judge", "local/checks", limit=16, log_dir=outputs / "ref16", progress=False, n_boot=0
+    )
     task = pace_judge()
     ids = [s.id for s in task.dataset][:16]
     assert ids == list(res.samples["sample_id"])  # inspect's --limit keeps the same records
     by = dict(zip(res.samples["sample_id"], res.samples["raw_output"], strict=True))
-    model = get_model("mockllm/model", custom_outputs=[ModelOutput.from_content("mockllm/model", by[i]) for i in ids])
-    (log,) = inspect_eval(task, model=model, limit=16, max_samples=1, log_dir=str(outputs / "ilog"), display="none")
+    model = get_model(
+        "mockllm/model", custom_outputs=[ModelOutput.from_content("mockllm/model", by[i]) for i in ids]
+    )
+    (log,) = inspect_eval(
+        task, model=model, limit=16, max_samples=1, log_dir=str(outputs / "ilog"), display="none"
+    )
     verdicts = dict(zip(res.samples["sample_id"], res.samples["verdict"], strict=True))
     assert {s.id: s.scores["pace_judgment"].answer for s in log.samples} == verdicts
     m = {k: v.value for k, v in log.results.scores[0].metrics.items()}
@@ -210,7 +219,10 @@ def test_score_rejudges_assistant_outputs_without_calling_the_assistant(outputs,
     assert rows and {c["model"] for c in rows} == {"local/oracle-rules"}  # only the other judge was asked
     assert call_rows(src) == before  # and the original run's log is untouched
     run = json.loads((out / "run.json").read_text())
-    assert run["rescored_from"]["model"] == "local/schema-sampler" and run["rescore"]["judge"] == "local/oracle-rules"
+    assert (
+        run["rescored_from"]["model"] == "local/schema-sampler"
+        and run["rescore"]["judge"] == "local/oracle-rules"
+    )
     m = json.loads((out / "metrics.json").read_text())
     assert m["judge"]["model"] == "local/oracle-rules"
     head, _ = portable(out)
@@ -266,7 +278,9 @@ def test_bad_logs_are_one_message_exit_2_and_nothing_written(judge_run, tmp_path
         assert not dest.exists() and not (tmp_path / "o").exists()
     r = run_cli(["logs", "convert", str(tmp_path / "cut.jsonl")], tmp_path / "o")
     assert r.returncode == 2 and not (tmp_path / "inspect.eval").exists()
-    r = run_cli(["score", str(judge_run), "--judge", "local/random"], tmp_path / "o")  # the judge is the subject
+    r = run_cli(
+        ["score", str(judge_run), "--judge", "local/random"], tmp_path / "o"
+    )  # the judge is the subject
     assert r.returncode == 2 and "new run, not a re-score" in r.stderr and not (tmp_path / "o").exists()
 
 
