@@ -2,7 +2,7 @@
 ``inspect`` extra's ``.eval`` (read_eval_log, samples_df), ``inspect eval shopbench/pace_judge``, ``shopbench
 score`` with no call to the subject, ``shopbench logs convert``, bad logs (exit 2, nothing written), and no
 secret in any written log. Tests that need inspect-ai skip with the reason when the extra is absent
-(``make test-inspect`` installs it and runs them)."""
+(``make env`` installs it)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from shopbench.interop.inspect_log import has_inspect
 from shopbench.testing.cli import call_rows, log_dir_of, run_cli
 
 needs_inspect = pytest.mark.skipif(
-    not has_inspect(), reason="inspect-ai is not installed: pip install -e '.[inspect]' (make test-inspect)"
+    not has_inspect(),
+    reason="inspect-ai is not installed: pip install -e '.[inspect]' (make env installs it)",
 )
 
 
@@ -289,7 +290,11 @@ def _written(d: Path):
     for p in d.rglob("*"):
         if p.is_file():
             yield p, p.read_bytes()
-            if p.suffix == ".eval":  # a zip: its members, uncompressed
+            if (
+                p.suffix == ".eval"
+            ):  # a zip (zstd members, read once zipfile_zstd patches zipfile): uncompressed
+                import zipfile_zstd  # noqa: F401 - installed with inspect-ai, which wrote this file
+
                 with zipfile.ZipFile(p) as z:
                     for n in z.namelist():
                         yield p / n, z.read(n)

@@ -54,7 +54,7 @@ VIEWS: dict[str, dict[str, Any]] = {
                                   "judge_component_consistency", "judge_evidence_grounding",
                                   "judge_format_safety")},
     "padme_evaluator": {"target": "better_id", "output": None,
-                        "scores": ("correct", "score_worse", "score_better", "margin", "tie")},
+                        "scores": ("correct", "score_worse", "score_better", "delta", "tie")},
     "shop_agent": {"target": None, "output": None,
                    "scores": ("goal_met", "goal_progress", "exact_cart_success_rate", "exact_cart_precision",
                               "exact_cart_recall", "hallucination", "response_helpful", "assistant_coherence",
