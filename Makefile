@@ -25,7 +25,7 @@ help:
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-	$(PY) -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" ; test $${PIPESTATUS[0]:-0} -eq 0
+	$(PY) -m pip install -q -e '.[dev,inspect,hf]' 2>&1 | grep -v "^WARNING: Location" ; test $${PIPESTATUS[0]:-0} -eq 0
 	$(PY) -c "import shopbench, litellm, papermill, jupyterlab" && touch $(STAMP)
 
 env: $(STAMP)

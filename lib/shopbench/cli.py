@@ -7,6 +7,8 @@
     shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
     shopbench list --kind judges|protocols|metrics|agents|tasks|backends|domains   one kind of the registry
     shopbench domains check NAME [--data DIR] [--trajectories FILE]   a domain against published data (JSON)
+    shopbench score LOG [--judge M] [-T key=value]... [--out DIR] [--preview]   re-score a log, no subject call
+    shopbench logs convert LOG...               a run's inspect.jsonl as inspect.eval (the inspect extra)
 
 ``eval`` is :func:`shopbench.eval` (one function for the command and the Python API). Exit status: 0
 done; 2 bad input (one message: what, where, the fix; no traceback); 3 no usable answer (every unit
@@ -64,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="shopbench", description="Evaluate your own judge, evaluator or data with the workbench's "
                  "tasks. Every model call goes through the one gateway (cache, cost cap, retries, call log).")  # fmt: skip
     sub = ap.add_subparsers(
-        dest="command", metavar="{eval,preview,list,schema,domains,merge,export}", parser_class=_Parser
+        dest="command",
+        metavar="{eval,preview,list,schema,domains,merge,export,score,logs}",
+        parser_class=_Parser,
     )
     e = sub.add_parser("eval", help="run a task on a model and write a results log")
     _run_args(e)
@@ -111,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--from", dest="source", metavar="PATH", help="the folder to export instead of a profile's"
     )
+    _interop_args(sub)
     return ap
 
 
@@ -133,6 +138,48 @@ def cmd_export(a: argparse.Namespace) -> int:
     for cfg, n in counts.items():
         print(f"  {cfg:<16} {n} rows")
     print(f'dataset: {out}  (datasets.load_dataset("{out}", "{next(iter(counts))}"))')
+    return 0
+
+
+def _interop_args(sub) -> None:
+    """``score`` and ``logs convert`` (issue 30 items 1-2)."""
+    from .interop.rescore import __doc__ as score_doc
+
+    so = sub.add_parser("score", help="re-score what a log recorded (no call to the subject under test)",
+                        description=score_doc, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    so.add_argument("log", help="a run folder, its inspect.jsonl / inspect.eval, or an inspect .eval log")
+    so.add_argument("--judge", help="the other judge (pace_assistant logs), litellm model name")
+    so.add_argument("-T", dest="task_args", action="append", default=[], metavar="KEY=VALUE",
+                    help="protocol=NAME (the changed contract), n_boot=N, judge_base_url=URL")  # fmt: skip
+    so.add_argument("--out", help="the new run folder (default outputs/tasks/TASK/rescore-...)")
+    so.add_argument("--preview", action="store_true", help="print the cost preview only; write nothing")
+    so.add_argument("--max-cost", type=float, help="stop before spending more than this many US dollars")
+    lg = sub.add_parser("logs", help="inspect logs: convert a run's inspect.jsonl to .eval")
+    lsub = lg.add_subparsers(dest="logs_command", metavar="{convert}", parser_class=_Parser, required=True)
+    lc = lsub.add_parser(
+        "convert", help="write inspect.eval next to each inspect.jsonl (needs the inspect extra)"
+    )
+    lc.add_argument("logs", nargs="+", help="run folders or inspect.jsonl files")
+
+
+def cmd_score(a: argparse.Namespace) -> int:
+    """``shopbench score`` (issue 30 item 2)."""
+    from .interop.rescore import score
+    from .tasks.registry import parse_params
+
+    out = score(a.log, judge=a.judge, task_args=parse_params(a.task_args), out=a.out, preview_only=a.preview,
+                max_cost=a.max_cost)  # fmt: skip
+    if out is not None:
+        print(f"log: {out}")
+    return 0
+
+
+def cmd_logs(a: argparse.Namespace) -> int:
+    """``shopbench logs convert`` (issue 30 item 1)."""
+    from .interop.inspect_log import convert
+
+    for p in convert(a.logs):
+        print(f"wrote {p}")
     return 0
 
 
@@ -334,6 +381,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_schema(a.name)
         if a.command == "domains":
             return cmd_domains(a)
+        if a.command == "score":
+            return cmd_score(a)
+        if a.command == "logs":
+            return cmd_logs(a)
         if a.command == "preview":
             return cmd_preview(a)
         if a.command == "merge":

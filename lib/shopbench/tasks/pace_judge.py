@@ -185,6 +185,12 @@ def judge_runs(gateway, protocol: str, judge: str, records: list, *, epochs: int
 
     runs = sweep(gateway, [protocol], [judge], records, repeats=epochs, run_id=run_id, max_tokens=max_tokens,
                  desc=desc)  # fmt: skip
+    return score_runs(runs)
+
+
+def score_runs(runs):
+    """A run table with the task's per-sample columns: ``sample_id``, ``epoch``, the score ``correct`` and
+    the unit's outcome (shared by :func:`judge_runs` and ``shopbench score``'s re-parse, issue 30)."""
     ok = runs["parse_ok"].fillna(False).astype(bool)
     runs.insert(0, "sample_id", runs["record_id"])
     runs.insert(1, "epoch", runs["repeat"])

@@ -8,7 +8,9 @@ the metrics with CIs and writes the results log directory:
 - ``metrics.json``: the headline values with CIs, and the count of ok / parse-failure / call-error units;
 - ``run.json``: provenance (task, parameters, model, server, prompt files and hashes, seed, limit,
   epochs, git commit, gateway run id, versions);
-- ``calls/<run_id>.jsonl``: the gateway's call log.
+- ``calls/<run_id>.jsonl``: the gateway's call log;
+- ``inspect.jsonl`` and, with the ``inspect`` extra, ``inspect.eval``: the same run as an inspect_ai eval
+  log (issue 30 item 1, :mod:`shopbench.interop.inspect_log`).
 
 The run id is a hash of the task, its parameters, the model, server, limit, epochs, seed and the
 prompt files' hashes, so the same command lands in the same directory and resumes there: after a
@@ -299,10 +301,20 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     _write_json(out / "run.json", prov | {"status": "complete" if usable else "no usable answer",
                                           "gateway": {k: gw.stats[k] for k in ("calls", "cache_hits", "errors",
                                                                                "parse_errors", "cost_usd")}})  # fmt: skip
+    _write_inspect_log(out, t, rows, metrics, prov | {"status": "complete" if usable else "no usable answer"},
+                       gw, backbone, epochs)  # fmt: skip
     res = EvalResult(info.name, subject if ag is None else ag.spec, rows, metrics, out, prov)
     if not usable:
         raise NoUsableAnswer(_no_answer_message(rows, out))
     return res
+
+
+def _write_inspect_log(out: Path, t, rows, metrics, prov, gw, backbone, epochs: int) -> None:
+    """Issue 30 item 1: the run as an inspect eval log (``inspect.jsonl``; ``inspect.eval`` with the
+    ``inspect`` extra), built from the records just written (:mod:`shopbench.interop.inspect_log`)."""
+    from ..interop.inspect_log import write_task_log
+
+    write_task_log(out, t, rows, metrics, prov, gw, backbone, epochs)
 
 
 def _evidence(model: str | None, usable: bool) -> dict:
