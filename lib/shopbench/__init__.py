@@ -15,7 +15,8 @@ stays light)::
 - :class:`UserError` and its kinds — the errors a user can act on (:mod:`shopbench.errors`);
 - :func:`explore` — the results explorer in a notebook (:mod:`shopbench.explorer`);
 - :func:`eval` / :func:`preview` — run one task on one model, or count its calls (:mod:`shopbench.tasks`,
-  the same function as the ``shopbench eval`` command);
+  the same function as the ``shopbench eval`` command); :func:`compare` — two results logs paired
+  (``shopbench compare``, issue 29);
 - the role packages as attributes: ``metrics``, ``stats``, ``judges``, ``llm``, ``report``, ``catalog``,
   ``paceshop``, ``padme``, ``shopsim``, ``annotate``, ``explorer``.
 """
@@ -36,6 +37,7 @@ _EXPORTS = {
     ".report": ["save_table", "save_figure", "build_index"],
     ".explorer": ["explore"],
     ".tasks.runner": ["eval", "preview"],
+    ".tasks.repeats": ["compare"],
 }
 _SUBPACKAGES = [
     "metrics",
