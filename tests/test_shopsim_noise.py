@@ -35,7 +35,12 @@ def test_the_plan_crosses_llm_seeds_and_gives_scripted_agents_user_seeds(played)
     run, _ = played
     s = run.scores
     llm = s[s.agent_kind == "llm"]
-    assert len(llm) == 3 * 2 * 2 and set(zip(llm.agent_seed, llm.user_seed, strict=True)) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+    assert len(llm) == 3 * 2 * 2 and set(zip(llm.agent_seed, llm.user_seed, strict=True)) == {
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+    }
     sc = s[s.agent_kind == "scripted"]
     assert len(sc) == 3 * 2 and set(sc.agent_seed) == {0} and set(sc.user_seed) == {0, 1}
     assert set(s.judge_seed) == {0} and s.trial_id.str.startswith("general").all()
@@ -66,7 +71,9 @@ def test_pass_hat_k_is_the_closed_form(played):
     for agent, g in t.groupby("agent"):
         c = run.scores[run.scores.agent == agent].groupby("trial_id")["success"].agg(["sum", "count"])
         for r in g.itertuples():
-            want = sum(comb(int(x), r.k) / comb(int(n), r.k) for x, n in zip(c["sum"], c["count"], strict=True)) / len(c)
+            want = sum(
+                comb(int(x), r.k) / comb(int(n), r.k) for x, n in zip(c["sum"], c["count"], strict=True)
+            ) / len(c)
             assert r.pass_hat_k == pytest.approx(want)
     assert t[t.kind == "llm"].k.max() == 4 and t[t.kind == "scripted"].k.max() == 2
 
@@ -77,4 +84,19 @@ def test_a_warm_rerun_plays_nothing_and_asks_nothing(played):
     before = gw.stats["calls"] - gw.stats["cache_hits"]
     again = N.run_noise(*args, progress=False)
     assert gw.stats["calls"] - gw.stats["cache_hits"] == before
-    assert again.scores.drop(columns=["method"], errors="ignore").equals(run.scores.drop(columns=["method"], errors="ignore"))
+    assert again.scores.drop(columns=["method"], errors="ignore").equals(
+        run.scores.drop(columns=["method"], errors="ignore")
+    )
+
+
+def test_the_figure_draws_shares_and_pass_k(played):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    run, _ = played
+    floor, passk = N.noise_floor_table(run, n_boot=200), N.pass_hat_k_table(run, n_boot=200)
+    fig = N.noise_figure(floor, passk)
+    shares, curves = fig.axes
+    drawn = [a for a in run.kinds if a in set(floor.dropna(subset=["share_task"]).agent)]
+    assert len(shares.containers) == len(N.SOURCES) and all(len(c) == len(drawn) for c in shares.containers)
+    assert curves.get_legend() is not None and len(curves.lines) >= 1

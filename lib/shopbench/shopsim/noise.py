@@ -175,24 +175,25 @@ def pass_hat_k_table(run: NoiseRun, *, n_boot: int = 2000, seed: int = 0) -> pd.
 
 
 def noise_figure(floor: pd.DataFrame, passk: pd.DataFrame):
-    """pass^k curves per agent (left) and the stacked variance shares per agent and outcome (right)."""
+    """Stacked variance shares per agent (left: the first of goal progress, exact-cart success, tool calls
+    with any variance) and pass^k curves per agent with their CIs (right; agents with identical curves
+    share one line and one legend entry)."""
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 0.32 * max(len(floor), 8) + 1.5),
-                                   gridspec_kw={"width_ratios": [1, 1.5]})  # fmt: skip
-    for agent, g in passk.groupby("agent", sort=False):
-        ax1.plot(
-            g["k"], g["pass_hat_k"], marker="o", label=agent, lw=2.2 if g["kind"].iloc[0] == "llm" else 1
-        )
-        ax1.fill_between(g["k"], g["ci_low"], g["ci_high"], alpha=0.08)
-    ax1.set_xlabel("k (trials of the same task)")
-    ax1.set_ylabel("pass^k, exact-cart success (95% CI over tasks)")
-    ax1.set_ylim(-0.02, 1.02)
-    if len(passk):
-        ax1.set_xticks(range(1, int(passk["k"].max()) + 1))
-    ax1.legend(fontsize=7, loc="upper right")
+    from ..report.figures import merge_identical_series
+
     f = floor.dropna(subset=["share_task"]).copy()
-    f["label"] = f["agent"] + " · " + f["outcome"].map(OUTCOMES).fillna(f["outcome"])
+    f["_order"] = f["outcome"].map({"goal_progress": 0, "success": 1, "avg_total_tool_calls": 2}).fillna(3)
+    f = f.sort_values("_order", kind="stable").groupby("agent", sort=False).head(1)
+    f = (
+        f.set_index("agent")
+        .reindex([a for a in dict.fromkeys(floor["agent"]) if a in set(f["agent"])])
+        .reset_index()
+    )
+    fig, (ax1, ax2) = plt.subplots(
+        1, 2, figsize=(13, 0.4 * max(len(f), 6) + 2.2), gridspec_kw={"width_ratios": [1.3, 1]}
+    )
+    labels = f["agent"] + " · " + f["outcome"].map(OUTCOMES).fillna(f["outcome"])
     left = np.zeros(len(f))
     colors = {
         "task": "#bbbbbb",
@@ -201,20 +202,29 @@ def noise_figure(floor: pd.DataFrame, passk: pd.DataFrame):
         "agent:user": "#9467bd",
         "judge": "#2ca02c",
     }
+    names = {"agent:user": "agent × user (+ trial noise)"}
+    handles = []
     for c in SOURCES:
         v = f[_key(c)].fillna(0.0).to_numpy()
-        ax2.barh(
-            f["label"],
-            v,
-            left=left,
-            color=colors[c],
-            label=c if c != "agent:user" else "agent × user + trial",
-        )
+        handles.append(ax1.barh(labels, v, left=left, color=colors[c], label=names.get(c, c)))
         left += v
-    ax2.set_xlim(0, 1)
-    ax2.set_xlabel("share of the per-trial variance")
-    ax2.invert_yaxis()
-    ax2.tick_params(axis="y", labelsize=7)
-    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=5)
-    fig.tight_layout()
+    ax1.set_xlim(0, 1)
+    ax1.set_xlabel("share of the per-trial variance")
+    ax1.invert_yaxis()
+    ax1.tick_params(axis="y", labelsize=7)
+    fig.legend(handles, [h.get_label() for h in handles], loc="lower left", ncol=5, fontsize=7, frameon=False)
+    long = merge_identical_series(passk, "agent", "k", "pass_hat_k")
+    for i, (agent, g) in enumerate(long.groupby("agent", sort=False)):
+        x = g["k"].to_numpy(dtype=float) + 0.03 * (i - 4)
+        err = [g["pass_hat_k"] - g["ci_low"], g["ci_high"] - g["pass_hat_k"]]
+        ax2.errorbar(x, g["pass_hat_k"], yerr=err, marker="o", capsize=2, label=agent,
+                     lw=2.2 if (g["kind"] == "llm").any() else 1)  # fmt: skip
+    ax2.set_xlabel("k (trials of the same task)")
+    ax2.set_ylabel("pass^k of exact-cart success (95% CI over tasks)")
+    ax2.set_ylim(-0.03, 1.03)
+    if len(passk):
+        ax2.set_xticks(range(1, int(passk["k"].max()) + 1))
+    ax2.legend(fontsize=7)
+    fig.suptitle("Noise floor: variance shares by source and pass^k per agent")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
