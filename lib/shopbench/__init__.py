@@ -17,6 +17,7 @@ stays light)::
 - :func:`eval` — run one task on one model (:mod:`shopbench.tasks`, the same function as the
   ``shopbench eval`` command; ``shopbench.tasks.preview`` counts its calls — not re-exported here, where
   ``shopbench.preview`` is the cost-preview package);
+- :func:`compare` — two results logs paired (``shopbench compare``, issue 29);
 - the role packages as attributes: ``metrics``, ``stats``, ``judges``, ``llm``, ``report``, ``catalog``,
   ``paceshop``, ``padme``, ``shopsim``, ``annotate``, ``explorer``.
 """
@@ -36,6 +37,7 @@ _EXPORTS = {
     ".report": ["save_table", "save_figure", "build_index"],
     ".explorer": ["explore"],
     ".tasks.runner": ["eval"],
+    ".tasks.repeats": ["compare"],
 }
 _SUBPACKAGES = [
     "metrics",

@@ -4,6 +4,7 @@
                    [--seed S] [--log-dir DIR] [--max-cost USD]
     shopbench eval shop_agent --agent module:Class [...]   your agent class (docs/guides/agent.md)
     shopbench preview TASK --model M [...]      calls, tokens and dollars; no call
+    shopbench compare LOG_A LOG_B               paired difference, clustered CI and power (issue 29)
     shopbench list [--models]                   tasks, their parameters and defaults, protocols, models
     shopbench list --kind judges|protocols|metrics|agents|tasks|backends|domains   one kind of the registry
     shopbench domains check NAME [--data DIR] [--trajectories FILE]   a domain against published data (JSON)
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "tasks. Every model call goes through the one gateway (cache, cost cap, retries, call log).")  # fmt: skip
     sub = ap.add_subparsers(
         dest="command",
-        metavar="{eval,preview,list,schema,domains,merge,export,score,logs}",
+        metavar="{eval,preview,compare,list,schema,domains,merge,export,score,logs}",
         parser_class=_Parser,
     )
     e = sub.add_parser("eval", help="run a task on a model and write a results log")
@@ -80,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "for a --model-base-url server, 120 for a provider)")  # fmt: skip
     pv = sub.add_parser("preview", help="what eval would do: calls, tokens, dollars (no call)")
     _run_args(pv)
+    cp = sub.add_parser("compare", help="two results logs of one task: paired difference per metric on their "
+                        "shared samples, clustered CI, minimum detectable effect, tasks x repeats for 5 points")  # fmt: skip
+    cp.add_argument("log_a", help="results log directory A (shopbench eval printed it)")
+    cp.add_argument("log_b", help="results log directory B")
+    cp.add_argument(
+        "--delta", type=float, default=0.05, help="the difference the power statement is about (0.05)"
+    )
     ls = sub.add_parser(
         "list", help="tasks with their parameters and defaults, judge protocols, local models"
     )
@@ -316,6 +324,10 @@ def print_result(res) -> None:
         if kinds:
             print("  parse failures by kind:  " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     _print_extras(m)
+    if m.get("noise"):  # an agent task run with --epochs K: pass^k and the variance split (issue 29 item 3)
+        from .tasks.repeats import print_noise
+
+        print_noise(m["noise"])
     print(f"log: {res.log_dir}")
 
 
@@ -348,6 +360,16 @@ def cmd_eval(a: argparse.Namespace) -> int:
         **_kwargs(a),
     )
     print_result(res)
+    return 0
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    """``shopbench compare LOG_A LOG_B`` (issue 29 item 3): :func:`shopbench.compare`, printed."""
+    from .tasks.repeats import compare, print_comparison
+
+    if not a.delta > 0:
+        raise ParamError(f"--delta {a.delta}: a positive difference is needed", fix="e.g. --delta 0.05")
+    print_comparison(compare(a.log_a, a.log_b, delta=a.delta))
     return 0
 
 
@@ -387,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_logs(a)
         if a.command == "preview":
             return cmd_preview(a)
+        if a.command == "compare":
+            return cmd_compare(a)
         if a.command == "merge":
             return cmd_merge(a)
         if a.command == "export":

@@ -110,6 +110,8 @@ def backbone_refs(params) -> list[Ref]:
                 add(Ref(f"padme.evaluators[{i}].backbone", s.backbone, "50_padme_meta_eval", True))
     for i, a in enumerate(S.llm_agents):
         add(Ref(f"shopsim.llm_agents[{i}].backbone", a.backbone, "80_shop_agents", True))
+    if S.noise is not None and S.noise.llm_agent is not None:  # issue 29: the noise floor's LLM agent
+        add(Ref("shopsim.noise.llm_agent.backbone", S.noise.llm_agent.backbone, "80_shop_agents", True))
     if S.user != "scripted":
         add(Ref("shopsim.user", S.user, "80_shop_agents", True))
     if S.judge != "deterministic":

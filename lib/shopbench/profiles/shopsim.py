@@ -46,6 +46,29 @@ class LLMAgentSpec(Section):
         return {k: int(v) for k, v in self.trials.given().items()}
 
 
+class NoiseAgentSpec(Section):
+    """The LLM agent of the noise-floor plan: it samples (``temperature`` > 0) with the agent seed."""
+
+    backbone: Name
+    tool_mode: Literal["native", "json", "compact"] = "compact"
+    max_tokens: PositiveInt = 200
+    temperature: Annotated[float, Field(gt=0, le=2)] = 0.7
+    name: Name | None = None
+
+
+class NoisePlan(Section):
+    """Notebook 80's noise floor (issue 29 item 4): ``tasks`` general scenarios (difficulty-stratified),
+    each played on the crossed seeds ``agent_seeds`` × ``user_seeds`` by ``llm_agent`` and on the user
+    seeds alone by the scripted agents (deterministic: their agent seed is fixed by construction)."""
+
+    tasks: PositiveInt = 20
+    agent_seeds: PositiveInt = 2
+    user_seeds: PositiveInt = 2
+    llm_agent: NoiseAgentSpec | None = None
+    scripted_agents: list[Literal[SCRIPTED_AGENT_NAMES]] = list(SCRIPTED_AGENT_NAMES)  # type: ignore[valid-type]
+    n_boot: PositiveInt = 2000
+
+
 class ShopsimParams(Section):
     """``shopsim:`` catalog, scenarios, agents, customer and judges."""
 
@@ -65,3 +88,4 @@ class ShopsimParams(Section):
     second_judge_trials: Count = 20
     ablation_trials: Count = 40
     n_boot: PositiveInt = 6000
+    noise: NoisePlan | None = None  # issue 29 item 4: the noise-floor plan (None: no such section)

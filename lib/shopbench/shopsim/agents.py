@@ -759,6 +759,8 @@ class LLMAgent:
         run_id: str = "shopsim-agent",
         max_tokens: int = 512,
         name: str | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ):
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"tool_mode {tool_mode!r}: use 'native' (function calling), 'json' or 'compact'")
@@ -772,6 +774,8 @@ class LLMAgent:
         self.tool_mode = tool_mode
         self.run_id = run_id
         self.max_tokens = int(max_tokens)
+        # issue 29 item 1: greedy by default; temperature > 0 samples, `seed` (when given) seeds each call
+        self.temperature, self.seed = float(temperature), seed
         self.name = name or f"llm:{backbone}"
         self.json_prompt = (
             load_prompt(JSON_PROMPT_STEM).format(tools=json_tools_text()) if tool_mode == "json" else ""
@@ -795,7 +799,9 @@ class LLMAgent:
     def step(self, messages: list[dict], intent: list[dict]) -> AgentStep:
         item_id = f"{self.trial_id}:r{self._round}"
         self._round += 1
-        params = {"max_tokens": self.max_tokens, "temperature": 0}
+        params: dict = {"max_tokens": self.max_tokens, "temperature": self.temperature or 0}
+        if self.seed is not None:
+            params["seed"] = int(self.seed)
         try:
             if self.tool_mode == "native":
                 call = self.gateway.call(self.backbone, item_id, self._messages(messages), tools=TOOL_SPECS,

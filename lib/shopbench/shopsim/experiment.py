@@ -167,13 +167,16 @@ def agent_plans(cfg: ShopsimSection, scenarios: Sequence[Scenario], gateway=None
 
 
 def llm_agent_factory(gateway, backbone: str, *, tool_mode: str = "native", max_tokens: int = 512,
-                      name: str | None = None, run_prefix: str = "shopsim") -> Callable[[], LLMAgent]:  # fmt: skip
+                      name: str | None = None, run_prefix: str = "shopsim", temperature: float = 0.0,
+                      seed: int | None = None) -> Callable[[], LLMAgent]:  # fmt: skip
     """A factory of the LLM agent on ``backbone``, its calls logged under ``<run_prefix>/agent/<backbone>``
-    (notebook 80's LLM agents and the ``shop_agent`` task, issue 26 §1)."""
+    (notebook 80's LLM agents and the ``shop_agent`` task, issue 26 §1); ``temperature`` > 0 samples, with
+    ``seed`` the agent's sampling seed (issue 29 item 1)."""
 
     def make() -> LLMAgent:
         return LLMAgent(gateway, backbone, tool_mode=tool_mode, name=name or f"llm:{backbone}",
-                        run_id=f"{run_prefix}/agent/{backbone}", max_tokens=max_tokens)  # fmt: skip
+                        run_id=f"{run_prefix}/agent/{backbone}", max_tokens=max_tokens, temperature=temperature,
+                        seed=seed)  # fmt: skip
 
     return make
 
@@ -195,10 +198,14 @@ def run_plan(plan: AgentPlan, user_factory: Callable[[], Any], store, out, *,
                         progress=progress)  # fmt: skip
 
 
-def make_user(spec: str | None, gateway=None, run_id: str = "shopsim/user", max_tokens: int = 600):
-    """``scripted`` (the offline default) or a backbone name for the LLM customer."""
+def make_user(
+    spec: str | None, gateway=None, run_id: str = "shopsim/user", max_tokens: int = 600, seed: int = 0
+):
+    """``scripted`` (the offline default) or a backbone name for the LLM customer. ``seed`` is the user
+    simulator's seed (issue 29 item 1): the scripted customer's wording offset; an LLM customer's draw is
+    the repeat index of the ``gateway`` it is given (:func:`shopbench.tasks.repeats.source_gateway`)."""
     if not spec or spec == "scripted":
-        return ScriptedUser()
+        return ScriptedUser(seed_offset=seed)
     return LLMUser(gateway, spec, run_id=run_id, max_tokens=max_tokens)
 
 

@@ -216,6 +216,10 @@ def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_param
     shard = parse_shard(shard)  # issue 30 item 4: --shard i/n
     info = get_task(task)
     t, params = info.build(task_params)
+    if hasattr(
+        t, "check_epochs"
+    ):  # an agent task's repeat design (-T vary) against --epochs (issue 29 item 1)
+        t.check_epochs(epochs)
     backbone, subject, ag = _subject(t, task, model, model_base_url, agent, need_key)
     extra = _extra_backbones(t, model, model_base_url, need_key)
     t.prepare(limit=limit, seed=seed)

@@ -51,6 +51,9 @@ USER_FAILED = ("judge_error", "no_opening_message")
 # an LLM agent's step errors that are failed calls, not answers (shopsim.agents.LLMAgent.step)
 CALL_FAILED = ("model call failed", "the gateway failed")
 ROUND_CEILING = "tool-round ceiling reached"
+# per-trial outcomes `shopbench compare` pairs (issue 29 item 3): success = exact cart on a general trial
+COMPARE_METRICS = ("success", "goal_progress", "goal_rate", "exact_cart_precision", "exact_cart_recall",
+                   "avg_total_tool_calls", "invalid_tool_call_rate", "inline.user_frustration")  # fmt: skip
 
 
 def parse_trials(text: str | None) -> dict[str, int] | None:
@@ -79,6 +82,9 @@ def parse_trials(text: str | None) -> dict[str, int] | None:
           "compact one-call steps for small models)", choices=TOOL_MODES),
     Param("max_tokens", "int", 512, "completion token cap per agent step"),
     Param("n_boot", "int", 1000, "bootstrap resamples per CI"),
+    Param("vary", "str", None, "sources whose seed changes across epochs: agent, user, judge (together), "
+          "agent:3,user:2 (crossed; --epochs = the product) or none (default: the agent and an LLM customer)"),
+    Param("temperature", "float", 0.0, "the model agent's sampling temperature (> 0: its seed is the agent seed)"),
 ])  # fmt: skip
 def shop_agent(**params: Any) -> ShopAgentTask:
     return ShopAgentTask(**params)
@@ -91,9 +97,15 @@ class ShopAgentTask:
                   "trials run (a Python agent with the scripted customer and judge makes none)")  # fmt: skip
 
     def __init__(self, user: str, judge: str, profile: str, trials: str | None, tool_mode: str,
-                 max_tokens: int, n_boot: int):  # fmt: skip
+                 max_tokens: int, n_boot: int, vary: str | None = None, temperature: float = 0.0):  # fmt: skip
+        from .repeats import parse_vary
+
         if n_boot < 0 or max_tokens < 1:
             raise InputError(f"-T n_boot={n_boot} / max_tokens={max_tokens}: n_boot ≥ 0 and max_tokens ≥ 1")
+        if not 0 <= temperature <= 2:
+            raise InputError(
+                f"-T temperature={temperature}: a temperature in [0, 2] is needed", field="temperature"
+            )
         for k, v in (("user", user), ("judge", judge)):
             if not str(v).strip():
                 raise InputError(
@@ -101,7 +113,9 @@ class ShopAgentTask:
                 )
         self.user, self.judge_spec, self.profile, self.tool_mode = user, judge, profile, tool_mode
         self.trials = parse_trials(trials)
-        self.max_tokens, self.n_boot = max_tokens, n_boot
+        self.max_tokens, self.n_boot, self.temperature = max_tokens, n_boot, float(temperature)
+        # issue 29 item 1: today's default — the agent and an LLM customer draw afresh each epoch
+        self.design = parse_vary(vary, ("agent",) + (("user",) if user != "scripted" else ()))
         self.agent: Any = None  # a tasks.agents.AgentClass when --agent is given
         self.selected: list = []
         self.data_source = ""
@@ -151,6 +165,9 @@ class ShopAgentTask:
             names.append("shopsim_user")
         return {n: hashlib.sha256(read_prompt(n, "task shop_agent").encode()).hexdigest() for n in names}
 
+    def check_epochs(self, epochs: int) -> None:
+        self.design.check_epochs(epochs)
+
     def calls(self, gateway, backbone, *, epochs: int) -> list:
         return []  # known only when the conversations run (calls_note)
 
@@ -169,40 +186,47 @@ class ShopAgentTask:
         )
 
     # ---- run -------------------------------------------------------------------------------------
-    def _plan(self, gateway, backbone, run_prefix: str):
+    def _plan(self, gateway, backbone, run_prefix: str, agent_seed: int = 0):
         from ..shopsim import experiment as X
 
         if self.agent is not None:
             return X.AgentPlan(self.agent.name, self.agent.make, list(self.selected))
         name = f"llm:{backbone.name}"
         make = X.llm_agent_factory(gateway, backbone.name, tool_mode=self.tool_mode, max_tokens=self.max_tokens,
-                                   name=name, run_prefix=run_prefix)  # fmt: skip
+                                   name=name, run_prefix=run_prefix, temperature=self.temperature,
+                                   seed=agent_seed if self.temperature > 0 else None)  # fmt: skip
         return X.AgentPlan(name, make, list(self.selected), backbone=backbone.name)
 
     def run(self, gateway, backbone, *, epochs: int, run_id: str):
         """Every selected scenario × epoch through notebook 80's :func:`~shopbench.shopsim.experiment.run_plan`,
-        then the battery; one row per trial and epoch."""
+        then the battery; one row per trial and epoch. Each source asks with its own seed of the epoch
+        (:mod:`shopbench.tasks.repeats`, issue 29 item 1): a source at seed 0 hits the cache of epoch 0."""
         import pandas as pd
 
-        from ..padme.sources.base import RepeatGateway
         from ..shopsim import experiment as X
         from ..shopsim.sweep import TrajectoryStore
         from ..shopsim.verifier import battery as B
+        from .repeats import source_gateway
 
+        self.design.check_epochs(epochs)
         root = gateway.log_dir.parent / "trajectories"
-        judge = None
+        judges: dict[int, Any] = {}
         frames, self.trajs = [], []
         for k in range(epochs):
-            gw = gateway if k == 0 else RepeatGateway(gateway, k)  # a fresh cache key per epoch
-            plan = self._plan(gw, backbone, run_id)
+            seeds = self.design.seeds(k)
+            plan = self._plan(source_gateway(gateway, seeds["agent"]), backbone, run_id, seeds["agent"])
 
-            def user_factory(gw=gw, name=plan.name):
-                return X.make_user(self.user, gw, run_id=f"{run_id}/user/{name}")
+            def user_factory(name=plan.name, s=seeds["user"]):
+                return X.make_user(
+                    self.user, source_gateway(gateway, s), run_id=f"{run_id}/user/{name}", seed=s
+                )
 
             trajs, _ = X.run_plan(plan, user_factory, self.env.store, TrajectoryStore(root / f"epoch{k}"),
                                   progress=bool(getattr(gateway, "progress", True)))  # fmt: skip
-            if judge is None:
-                judge = X.make_judge(self.judge_spec, gateway, run_id=f"{run_id}/judge")
+            if seeds["judge"] not in judges:
+                judges[seeds["judge"]] = X.make_judge(self.judge_spec, source_gateway(gateway, seeds["judge"]),
+                                                      run_id=f"{run_id}/judge")  # fmt: skip
+            judge = judges[seeds["judge"]]
             status = [self._unit(t) for t in trajs]
             scored = [t for t, (s, _) in zip(trajs, status, strict=True) if s != "error"]
             sc = B.score_trials(scored, self.env.products, judge=judge, progress=False)
@@ -219,12 +243,17 @@ class ShopAgentTask:
                 row["judge"] = r.get("judge")
                 row["judge_errors"] = json.dumps(r["judge_errors"]) if r.get("judge_errors") else None
                 row["unit_status"], row["unit_error"] = s, err
+                row.update({f"{src}_seed": v for src, v in seeds.items()})
                 frames.append(row)
             self.trajs += trajs
-        self.judge_name = getattr(judge, "name", str(self.judge_spec))
+        self.judge_name = getattr(
+            judges.get(0) or next(iter(judges.values()), None), "name", str(self.judge_spec)
+        )
         df = pd.DataFrame(frames)
         for m in B.METRICS:
             df[m.key] = pd.to_numeric(df[m.key], errors="coerce").astype(float)
+        # exact-cart success of a general trial (Table 14's outcome): what pass^k counts
+        df["success"] = df["exact_cart_success_rate"].where(df["kind"] == "general")
         return df
 
     def _unit(self, t) -> tuple[str, str | None]:
@@ -281,9 +310,21 @@ class ShopAgentTask:
             battery[m.key] = cell
         for k in HEADLINE_KEYS:
             head[k] = {x: battery[k][x] for x in ("estimate", "ci_low", "ci_high", "n")}
-        return {"headline": head, "battery": battery,
-                "terminations": {str(k): int(v) for k, v in rows["termination"].value_counts().items()},
-                "agent": self.agent.provenance() if self.agent is not None else None,
-                "judge": getattr(self, "judge_name", self.judge_spec), "user": self.user,
-                "ci": "percentile bootstrap 95% over scored trials (× epochs); exact_cart_success: Table 14, "
-                      "general trials", "n_boot": self.n_boot}  # fmt: skip
+        out = {"headline": head, "battery": battery,
+               "terminations": {str(k): int(v) for k, v in rows["termination"].value_counts().items()},
+               "agent": self.agent.provenance() if self.agent is not None else None,
+               "judge": getattr(self, "judge_name", self.judge_spec), "user": self.user,
+               "ci": "percentile bootstrap 95% over scored trials (× epochs); exact_cart_success: Table 14, "
+                     "general trials", "n_boot": self.n_boot, "compare_metrics": list(COMPARE_METRICS)}  # fmt: skip
+        if len(rows) and rows["epoch"].nunique() > 1:  # issue 29 item 3: pass^k and the variance split
+            from .repeats import noise_summary
+
+            fixed = (
+                {"judge": "rules judge (deterministic): fixed by construction"}
+                if self.judge_spec == "deterministic"
+                else {}
+            )
+            out["noise"] = noise_summary(rows, task="sample_id", success="success", continuous=["goal_progress"],
+                                         design=self.design, fixed_reasons=fixed, seed=seed,
+                                         n_boot=max(self.n_boot, 200))  # fmt: skip
+        return out

@@ -60,6 +60,8 @@ CALL_FAILED = ("model call failed", "the gateway failed")
     Param("max_turns", "int", 20, "customer turns before the customer ends the conversation"),
     Param("max_tokens", "int", 1024, "completion token cap per agent step"),
     Param("n_boot", "int", 1000, "bootstrap resamples per CI"),
+    Param("vary", "str", None, "sources whose seed changes across epochs: agent, user, judge (together), "
+          "agent:3,user:2 (crossed; --epochs = the product) or none (default: all three)"),
 ])  # fmt: skip
 def tau2_retail_agent(**params: Any) -> Tau2RetailAgentTask:
     return Tau2RetailAgentTask(**params)
@@ -79,7 +81,10 @@ class Tau2RetailAgentTask:
     )
 
     def __init__(self, data: str | None, split: str, user: str, nl_judge: str | None, fidelity: str,
-                 tool_mode: str, tool_texts: str, max_turns: int, max_tokens: int, n_boot: int):  # fmt: skip
+                 tool_mode: str, tool_texts: str, max_turns: int, max_tokens: int, n_boot: int,
+                 vary: str | None = None):  # fmt: skip
+        from .repeats import parse_vary
+
         if n_boot < 0 or max_tokens < 1 or max_turns < 1:
             raise InputError(f"-T n_boot={n_boot} / max_tokens={max_tokens} / max_turns={max_turns}: "
                              "n_boot ≥ 0, max_tokens ≥ 1, max_turns ≥ 1")  # fmt: skip
@@ -89,6 +94,7 @@ class Tau2RetailAgentTask:
         self.split, self.user, self.nl_judge, self.fidelity = split, user, nl_judge or None, fidelity
         self.tool_mode, self.tool_texts, self.max_turns = tool_mode, tool_texts, max_turns
         self.max_tokens, self.n_boot = max_tokens, n_boot
+        self.design = parse_vary(vary, ("agent", "user", "judge"))  # issue 29 item 1; default: as before
         self.agent: Any = None
         self.selected: list[dict] = []
         self.data_source = ""
@@ -125,20 +131,25 @@ class Tau2RetailAgentTask:
             "tau2_agent_system (policy.md)": hashlib.sha256(self.source.system_prompt().encode()).hexdigest()
         }
 
+    def check_epochs(self, epochs: int) -> None:
+        self.design.check_epochs(epochs)
+
     def calls(self, gateway, backbone, *, epochs: int) -> list:
         return []
 
     # ---- run -------------------------------------------------------------------------------------
-    def _parties(self, raw, rid: str, gw, backbone, run_id: str):
+    def _parties(self, raw, rid: str, gw, backbone, run_id: str, user_rid: str | None = None, user_gw=None):
+        """The customer (its draw: ``user_rid``, the task and the user seed, and ``user_gw``) and the agent."""
         from ..domains.tau2_retail import LLMRetailAgent, LLMRetailUser, ScriptedRetailUser
 
         instructions = raw["user_scenario"]["instructions"]
+        user_rid = user_rid or rid
         if self.user == "scripted":
             user: Any = ScriptedRetailUser(
-                instructions, random.Random(f"{rid}:user"), max_turns=self.max_turns
+                instructions, random.Random(f"{user_rid}:user"), max_turns=self.max_turns
             )
         else:
-            user = LLMRetailUser(gw, self.user, instructions, run_id=f"{run_id}/user", item_prefix=rid,
+            user = LLMRetailUser(user_gw or gw, self.user, instructions, run_id=f"{run_id}/user", item_prefix=user_rid,
                                  max_turns=self.max_turns)  # fmt: skip
         if self.agent is not None:
             agent = self.agent.make()
@@ -153,16 +164,18 @@ class Tau2RetailAgentTask:
         import pandas as pd
 
         from ..domains.tau2_retail import RetailEnvironment
-        from ..padme.sources.base import RepeatGateway
         from ..progress import tqdm
+        from .repeats import source_gateway
 
+        self.design.check_epochs(epochs)
         root = gateway.log_dir.parent / "episodes"
         root.mkdir(parents=True, exist_ok=True)
         rows = []
         for k in range(epochs):
             store = root / f"epoch{k}.jsonl"
             done = {r["sample_id"]: r for r in _read_jsonl(store)}
-            gw = RepeatGateway(gateway, k)
+            seeds = self.design.seeds(k)  # issue 29 item 1: a seed per source; seed 0 hits epoch 0's cache
+            gw = source_gateway(gateway, seeds["agent"])
             todo = [r for r in self.selected if self.source.task_id(r) not in done]
             for raw in tqdm(
                 todo,
@@ -173,9 +186,10 @@ class Tau2RetailAgentTask:
                 tid = self.source.task_id(raw)
                 rid = f"{tid}:e{k}"
                 env = RetailEnvironment(self.source.data, agent_opens=False, fidelity=self.fidelity)
-                user, agent = self._parties(raw, rid, gw, backbone, run_id)
+                user, agent = self._parties(raw, rid, gw, backbone, run_id, user_rid=f"{tid}:e{seeds['user']}",
+                                            user_gw=source_gateway(gateway, seeds["user"]))  # fmt: skip
                 conv, reward, bd, gold_errors = self.source.episode(raw, env, agent, user, self.source.system_prompt(),
-                                                                    rid, k, gw)  # fmt: skip
+                                                                    rid, 0, source_gateway(gateway, seeds["judge"]))  # fmt: skip
                 status, err = self._unit(conv)
                 rec = {"sample_id": tid, "epoch": k, "tau2_id": str(raw["id"]), "reward": float(reward),
                        "db": bd.get("db"), "nl_assertion": bd.get("nl_assertion"),
@@ -185,7 +199,7 @@ class Tau2RetailAgentTask:
                        "agent_steps": conv.steps, "tool_calls": len(conv.tools),
                        "actions_taken": json.dumps([r.call.name for r in conv.tools]),
                        "nl_error": bd.get("nl_error"), "gold_replay_errors": len(gold_errors),
-                       "unit_status": status, "unit_error": err,
+                       "unit_status": status, "unit_error": err, **{f"{s}_seed": v for s, v in seeds.items()},
                        "messages": json.dumps(conv.messages, default=str)}  # fmt: skip
                 _append(store, rec)
                 done[tid] = rec
@@ -195,6 +209,7 @@ class Tau2RetailAgentTask:
             df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
         # a call-error unit has no reward: it is counted, never averaged
         df.loc[df["unit_status"] == "error", "reward"] = float("nan")
+        df["success"] = (df["reward"] >= 1.0).astype(float).where(df["reward"].notna())  # what pass^k counts
         return df
 
     def _unit(self, conv) -> tuple[str, str | None]:
@@ -229,7 +244,18 @@ class Tau2RetailAgentTask:
             vals = [math.comb(int(c), k) / math.comb(epochs, k) for c in full["sum"]]
             head[f"pass^{k}"] = {"estimate": float(np.mean(vals)) if vals else None, "n": len(vals)}
         n_unjudged = int(scored["unjudged"].notna().sum())
-        return {"headline": head, "unjudged_nl_assertion": n_unjudged,
+        noise = None
+        if epochs > 1:  # issue 29 item 3: pass^k with its CI and the variance split by source
+            from .repeats import noise_summary
+
+            fixed = (
+                {"judge": "no NL judge: the NL_ASSERTION factor is not judged"} if not self.nl_judge else {}
+            )
+            if self.nl_judge == "known-answer":
+                fixed["judge"] = "known-answer NL judge: deterministic, fixed by construction"
+            noise = noise_summary(rows, task="sample_id", success="success", continuous=[], design=self.design,
+                                  fixed_reasons=fixed, seed=seed, n_boot=max(self.n_boot, 200))  # fmt: skip
+        return {"headline": head, "noise": noise, "compare_metrics": ["success", "reward", "db", "nl_assertion"], "unjudged_nl_assertion": n_unjudged,
                 "reward_note": ("reward = product over each task's reward_basis"
                                 + (f"; NL_ASSERTION not judged on {n_unjudged} episodes (factor left out; "
                                    "-T nl_judge=MODEL judges it)" if n_unjudged else "")),
