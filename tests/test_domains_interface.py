@@ -325,3 +325,23 @@ def test_a_user_that_never_stops_calling_tools_is_a_user_error_at_the_ceiling():
     conv = run_conversation(d.environment(t), IdleAgent(), _Busy(), d.system_prompt(t))
     assert conv.termination == "user_error" and "user tool-round ceiling" in conv.errors["user"]
     assert len(conv.tools) == USER_TOOL_ROUNDS and all(r.role == "user" for r in conv.tools)
+
+
+def test_tau2_agent_repeats_vary_one_source_and_print_pass_hat_k(work):
+    """Issue 28 item 4 / issue 29 item 1: in any domain, ``-T vary=user --epochs 2`` re-seeds only the
+    customer (agent seed held at 0), each row says its seeds, and eval prints pass^k and the split."""
+    if not (DATA / "tau2_airline").is_dir():
+        pytest.skip("tau2_airline absent")
+    cwd, env = work
+    r = _cli(["eval", "tau2_agent", "-T", "domain=airline", "--agent", "idle_agent:Idle", "--limit", "3",
+              "-T", "vary=user", "--epochs", "2", "-T", "n_boot=50"], cwd, env)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "pass^k (3 tasks)" in r.stdout and "repeats: -T vary=user" in r.stdout
+    log = log_dir_of(r.stdout)
+    rows = [json.loads(x) for x in (log / "episodes" / "epoch1.jsonl").read_text().splitlines()]
+    assert {(x["agent_seed"], x["user_seed"], x["judge_seed"]) for x in rows} == {(0, 1, 0)}
+    noise = json.loads((log / "metrics.json").read_text())["noise"]
+    assert noise["varied"] == ["user"] and [p["k"] for p in noise["pass_hat_k"]] == [1, 2]
+    bad = _cli(["eval", "tau2_agent", "-T", "domain=airline", "--agent", "idle_agent:Idle", "--limit", "1",
+                "-T", "vary=agent:2,user:2", "--epochs", "3"], cwd, env)  # fmt: skip
+    assert bad.returncode == 2 and "--epochs 4" in bad.stderr

@@ -279,10 +279,28 @@ def test_bad_logs_are_one_message_exit_2_and_nothing_written(judge_run, tmp_path
         assert not dest.exists() and not (tmp_path / "o").exists()
     r = run_cli(["logs", "convert", str(tmp_path / "cut.jsonl")], tmp_path / "o")
     assert r.returncode == 2 and not (tmp_path / "inspect.eval").exists()
-    r = run_cli(
-        ["score", str(judge_run), "--judge", "local/random"], tmp_path / "o"
-    )  # the judge is the subject
-    assert r.returncode == 2 and "new run, not a re-score" in r.stderr and not (tmp_path / "o").exists()
+    r = run_cli(["score", str(judge_run), "--judge", "local/nosuch"], tmp_path / "o")
+    assert r.returncode == 2 and "--judge" in r.stderr and not (tmp_path / "o").exists()
+
+
+def test_score_with_another_judge_judges_the_same_samples_and_never_calls_the_logged_judge(
+    judge_run, tmp_path
+):
+    """Done-when of issue 30: ``shopbench score`` on a pace_judge log with another judge makes zero calls to
+    the original model (the new call log proves it) and writes a new log naming the one it came from."""
+    out = tmp_path / "rejudged"
+    r = run_cli(["score", str(judge_run), "--judge", "local/random", "--out", str(out)], tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.index("the logged judge local/checks is not called") < r.stdout.index("log: ")
+    models = {row["model"] for row in call_rows(out)}
+    assert models == {"local/random"}  # zero calls to local/checks
+    _, old = portable(judge_run)
+    _, new = portable(out)
+    assert sorted(x["id"] for x in new) == sorted(x["id"] for x in old) and len(new) == 12  # the same samples
+    assert sorted(x["epoch"] for x in new) == sorted(x["epoch"] for x in old)
+    run = json.loads((out / "run.json").read_text())
+    assert run["model"] == "local/random" and run["rescored_from"]["model"] == "local/checks"
+    assert run["rescore"] == {"kind": "re-judge", "judge": "local/random", "protocol": "pacejudge"}
 
 
 # ---- secrets ---------------------------------------------------------------------------------------

@@ -8,8 +8,11 @@ LOG is a run folder ``shopbench eval`` wrote, its ``inspect.jsonl`` / ``inspect.
   default the log's own protocol, e.g. after a parser fix): the protocol's parser
   (:func:`shopbench.judges.pace.sweep.run_table`) on each sample's recorded output, then the task's own
   metrics (:meth:`shopbench.tasks.pace_judge.PaceJudgeTask.metrics`) on the same records (same records
-  source, split, limit and seed as the log's run). No model is called at all; ``--judge`` is refused (the
-  judge *is* the subject of this log: judging the records with another judge is a new run).
+  source, split, limit and seed as the log's run). No model is called at all.
+  With ``--judge MODEL`` (another model than the log's): the same samples — the records the log names,
+  in its order, with its protocol, epochs and seed — judged by MODEL (``pace_judge`` on exactly those
+  records), so two judges are compared on identical inputs; the logged judge is not called (its
+  answers stay in the source log), only MODEL appears in the new call log.
 - ``pace_assistant`` log — the assistant's recorded outputs judged by another judge (``--judge MODEL``,
   ``-T protocol=NAME``, ``-T judge_base_url=URL``): the outputs are written as a responses file
   (``recorded_responses.jsonl``) and judged through ``pace_assistant -T responses=FILE``, which asks the
@@ -106,9 +109,7 @@ def _rescore_pace_judge(log, src, origin, judge, targs, out, preview_only, echo)
     ev = log["header"].get("eval") or {}
     model = str(ev.get("model") or "")
     if judge is not None and judge != model:
-        raise UserError(f"{src}: a pace_judge log's subject is its judge ({model}); --judge {judge} would be a "
-                        "new run, not a re-score. Fix: `shopbench eval pace_judge --model "
-                        f"{judge} ...` for a new judge, or -T protocol=NAME here to re-parse these outputs")  # fmt: skip
+        return _rejudge_pace_judge(log, src, origin, judge, targs, out, preview_only, echo)
     old = _params(log)
     keep = {
         k: old[k]
@@ -250,6 +251,52 @@ def _rescore_pace_assistant(log, src, origin, judge, targs, out, preview_only, m
     try:
         run_eval("pace_assistant", assistant, epochs=epochs, seed=seed, log_dir=dest, max_cost=max_cost,
                  progress=progress, responses=str(final), **params)  # fmt: skip
+    except NoUsableAnswer:
+        pass  # the log is written; its status says so
+    _mark_origin(dest, origin, {"kind": "re-judge", **what})
+    return dest
+
+
+def _rejudge_pace_judge(log, src, origin, judge, targs, out, preview_only, echo) -> Path | None:
+    """The log's samples judged by another judge ``judge`` (module docstring): its records, in its order."""
+    from ..tasks.runner import NoUsableAnswer, _backbone, preview
+    from ..tasks.runner import eval as run_eval
+
+    try:
+        _backbone(judge, targs.get("judge_base_url"), need_key=False)
+    except UserError as e:
+        raise UserError(str(e).replace("--model", "--judge", 1)) from None
+    unknown = set(targs) - {"protocol", "n_boot", "judge_base_url", "max_tokens"}
+    if unknown:
+        raise UserError(f"-T {sorted(unknown)[0]}: judging a pace_judge log's samples with --judge takes -T "
+                        "protocol, n_boot, judge_base_url, max_tokens. Fix: drop the other -T options")  # fmt: skip
+    ev = log["header"].get("eval") or {}
+    old = _params(log)
+    params = {k: old[k] for k in ("protocol", "records", "profile", "split", "max_tokens", "n_boot")
+              if old.get(k) is not None}  # fmt: skip
+    base_url = targs.pop("judge_base_url", None)
+    params.update(targs)
+    epochs = int((ev.get("config") or {}).get("epochs") or 1)
+    limit = (ev.get("config") or {}).get("limit")
+    limit = int(limit) if isinstance(limit, int) else None
+    seed = _seed(log)
+    p = preview("pace_judge", judge, model_base_url=base_url, epochs=epochs, seed=seed, limit=limit, **params)
+    echo(f"judge {judge} ({params.get('protocol', 'pacejudge')}) on the {p['samples']} records of {src.name} "
+         f"× {epochs} epochs: {p['calls']} calls ({p['cached']} cached, {p['to_call']} to make), "
+         f"≤ ${p['cost_usd_max']:.4f}; the logged judge {ev.get('model')} is not called")  # fmt: skip
+    if preview_only:
+        return None
+    what = {"judge": judge, "protocol": params.get("protocol")}
+    dest = Path(out) if out is not None else _default_out("pace_judge", origin, what)
+    try:
+        res = run_eval("pace_judge", judge, model_base_url=base_url, epochs=epochs, seed=seed, limit=limit,
+                       log_dir=dest, progress=False, **params)  # fmt: skip
+        wanted = {str(x.get("id")).split(":", 1)[0] for x in log["samples"]}
+        got = set(res.samples["sample_id"].astype(str))
+        if wanted - got:
+            raise UserError(f"{src}: {len(wanted - got)} of the log's records are not in its records source "
+                            f"any more (e.g. {sorted(wanted - got)[0]}). Fix: point -T records at the build the "
+                            "log was made on")  # fmt: skip
     except NoUsableAnswer:
         pass  # the log is written; its status says so
     _mark_origin(dest, origin, {"kind": "re-judge", **what})

@@ -58,6 +58,8 @@ SPLITS = ("all", "test", "train", "base", "small", "full")
     Param("max_turns", "int", 20, "customer turns before the customer ends the conversation"),
     Param("max_tokens", "int", 1024, "completion token cap per agent step"),
     Param("n_boot", "int", 1000, "bootstrap resamples per CI"),
+    Param("vary", "str", None, "sources whose seed changes across epochs: agent, user (together), agent:3,user:2 "
+          "(crossed; --epochs = the product) or none; default agent,user (issue 29)"),
 ])  # fmt: skip
 def tau2_agent(**params: Any) -> Tau2AgentTask:
     return Tau2AgentTask(**params)
@@ -71,7 +73,9 @@ class Tau2AgentTask:
     )
 
     def __init__(self, domain: str, data: str | None, split: str, user: str, tool_mode: str, retrieval: str | None,
-                 max_turns: int, max_tokens: int, n_boot: int):  # fmt: skip
+                 max_turns: int, max_tokens: int, n_boot: int, vary: str | None = None):  # fmt: skip
+        from .repeats import parse_vary
+
         if n_boot < 0 or max_tokens < 1 or max_turns < 1:
             raise InputError(f"-T n_boot={n_boot} / max_tokens={max_tokens} / max_turns={max_turns}: "
                              "n_boot ≥ 0, max_tokens ≥ 1, max_turns ≥ 1")  # fmt: skip
@@ -83,6 +87,7 @@ class Tau2AgentTask:
         self.domain_name, self.data_dir, self.split, self.user = domain, data, split, user
         self.tool_mode, self.retrieval, self.max_turns = tool_mode, retrieval, max_turns
         self.max_tokens, self.n_boot = max_tokens, n_boot
+        self.design = parse_vary(vary, ("agent", "user"))  # issue 29 item 1; default: both, as before
         self.agent: Any = None
         self.selected: list[dict] = []
         self.data_source = ""
@@ -119,7 +124,10 @@ class Tau2AgentTask:
         return []
 
     # ---- run -------------------------------------------------------------------------------------
-    def _parties(self, raw: dict, rid: str, gw, backbone, run_id: str) -> tuple[Any, Any, str]:
+    def _parties(
+        self, raw: dict, rid: str, gw, backbone, run_id: str, user_rid: str | None = None, user_gw: Any = None
+    ) -> tuple[Any, Any, str]:
+        """The customer (seeded by ``user_rid`` on ``user_gw``: its own noise source) and the agent."""
         from ..domains.parties import LLMDomainUser, ScriptedDomainUser
         from ..domains.tau2_retail import LLMRetailAgent
 
@@ -128,14 +136,15 @@ class Tau2AgentTask:
         if self.user == "scripted":
             user: Any = ScriptedDomainUser(
                 ins,
-                random.Random(f"{rid}:user"),
+                random.Random(f"{user_rid or rid}:user"),
                 user_actions,
                 max_turns=self.max_turns,
                 account_questions=self.domain_name != "retail",
             )
             evidence = "known-answer" if user.known_answer else "scripted-user"
         else:
-            user = LLMDomainUser(gw, self.user, ins, run_id=f"{run_id}/user", item_prefix=rid, domain=self.domain_name,
+            user = LLMDomainUser(user_gw if user_gw is not None else gw, self.user, ins, run_id=f"{run_id}/user",
+                                 item_prefix=user_rid or rid, domain=self.domain_name,
                                  tools=self.dom.user_tool_specs(raw), max_turns=self.max_turns)  # fmt: skip
             evidence = "llm-user"
         specs = self.dom.tool_specs(raw)
@@ -157,23 +166,26 @@ class Tau2AgentTask:
         import pandas as pd
 
         from ..env.orchestrator import run_conversation
-        from ..padme.sources.base import RepeatGateway
         from ..progress import tqdm
+        from .repeats import source_gateway
 
+        self.design.check_epochs(epochs)
         root = gateway.log_dir.parent / "episodes"
         root.mkdir(parents=True, exist_ok=True)
         rows = []
         for k in range(epochs):
             store = root / f"epoch{k}.jsonl"
             done = {r["sample_id"]: r for r in _read_jsonl(store)}
-            gw = RepeatGateway(gateway, k)
+            seeds = self.design.seeds(k)  # issue 29 item 1: a seed per source; seed 0 hits epoch 0's cache
+            gw = source_gateway(gateway, seeds["agent"])
             todo = [r for r in self.selected if self.dom.task_id(r) not in done]
             for raw in tqdm(todo, desc=f"{self.domain_name} episodes (epoch {k})", unit="episode",
                             disable=not todo or not getattr(gateway, "progress", True)):  # fmt: skip
                 tid = self.dom.task_id(raw)
                 rid = f"{tid}:e{k}"
                 env = self.dom.environment(raw, agent_opens=False)
-                user, agent, evidence = self._parties(raw, rid, gw, backbone, run_id)
+                user, agent, evidence = self._parties(raw, rid, gw, backbone, run_id, user_rid=f"{tid}:e{seeds['user']}",
+                                                      user_gw=source_gateway(gateway, seeds["user"]))  # fmt: skip
                 conv = run_conversation(env, agent, user, self.dom.system_prompt(raw))
                 reward, bd = self.dom.reward(raw, env, conv)
                 status, err = self._unit(conv)
@@ -188,13 +200,15 @@ class Tau2AgentTask:
                        "actions_taken": json.dumps([[r.role, r.call.name] for r in tools]),
                        "unit_status": status, "unit_error": err, "user": getattr(user, "name", self.user),
                        "breakdown": json.dumps(bd, default=str),
-                       "messages": json.dumps(conv.messages, default=str)}  # fmt: skip
+                       "messages": json.dumps(conv.messages, default=str),
+                       **{f"{s}_seed": v for s, v in seeds.items()}}  # fmt: skip
                 _append(store, rec)
                 done[tid] = rec
             rows += [done[self.dom.task_id(r)] for r in self.selected if self.dom.task_id(r) in done]
         df = pd.DataFrame(rows)
         df["db"] = pd.to_numeric(df["db"], errors="coerce").astype(float)
         df.loc[df["unit_status"] == "error", "reward"] = float("nan")
+        df["success"] = (df["reward"] >= 1.0).astype(float).where(df["reward"].notna())  # what pass^k counts
         return df
 
     def _unit(self, conv) -> tuple[str, str | None]:
@@ -230,7 +244,15 @@ class Tau2AgentTask:
             head[f"pass^{k}"] = {"estimate": float(np.mean(vals)) if vals else None, "n": len(vals)}
         by_evidence = {str(e): ci(g["reward"], f"reward:{e}") for e, g in scored.groupby("evidence")}
         n_unjudged = int(scored["unjudged"].notna().sum())
-        return {"headline": head, "reward_by_evidence": by_evidence, "domain": self.domain_name,
+        noise = None
+        if epochs > 1:  # issue 29 item 3: pass^k with its CI and the variance split by source
+            from .repeats import noise_summary
+
+            noise = noise_summary(rows, task="sample_id", success="success", continuous=["reward"],
+                                  design=self.design, fixed_reasons={"judge": "no judge: the domain's reward is "
+                                  "computed, NL assertions are left out"}, seed=seed, n_boot=max(self.n_boot, 200))  # fmt: skip
+        return {"headline": head, "noise": noise, "compare_metrics": ["success", "reward"],
+                "reward_by_evidence": by_evidence, "domain": self.domain_name,
                 "unjudged_nl_assertion": n_unjudged,
                 "reward_note": ("reward = product over each task's reward_basis (the domain's reward)"
                                 + (f"; NL_ASSERTION not judged on {n_unjudged} episodes (factor left out)" if n_unjudged else "")
