@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from .registry import Param, task
-from .scoring import mean_ci
+from .scoring import conversation_unit, mean_ci, pass_hat_k_cells
 from .tau2_retail_agent import CALL_FAILED, _append, _read_jsonl
 
 DOMAIN_NAMES = ("airline", "banking_knowledge", "retail", "telecom")
@@ -212,20 +211,10 @@ class Tau2AgentTask:
         return df
 
     def _unit(self, conv) -> tuple[str, str | None]:
-        from ..llm.outcomes import CALL_ERROR, OK, PARSE_FAILURE
-
-        if conv.termination == "user_error":
-            return CALL_ERROR, f"the customer simulator failed: {conv.errors.get('user', 'no turn')}"
-        if conv.termination != "agent_error":
-            return OK, None
-        err = str(conv.errors.get("agent") or "agent error")
-        if self.agent is not None or any(c in err for c in CALL_FAILED):
-            return CALL_ERROR, f"agent error: {err}"
-        return PARSE_FAILURE, err
+        return conversation_unit(conv, own_agent=self.agent is not None, call_failed=CALL_FAILED)
 
     # ---- metrics ---------------------------------------------------------------------------------
     def metrics(self, rows, *, seed: int) -> dict:
-        import numpy as np
 
         scored = rows[rows["unit_status"] != "error"]
 
@@ -237,11 +226,7 @@ class Tau2AgentTask:
             "premature_end": ci(scored["premature"].astype(float), "premature"),
         }
         epochs = int(rows["epoch"].max()) + 1 if len(rows) else 0
-        full = scored.groupby("sample_id")["reward"].agg(["count", "sum"])
-        full = full[full["count"] == epochs]
-        for k in range(1, epochs + 1):
-            vals = [math.comb(int(c), k) / math.comb(epochs, k) for c in full["sum"]]
-            head[f"pass^{k}"] = {"estimate": float(np.mean(vals)) if vals else None, "n": len(vals)}
+        head.update(pass_hat_k_cells(scored, epochs))
         by_evidence = {str(e): ci(g["reward"], f"reward:{e}") for e, g in scored.groupby("evidence")}
         n_unjudged = int(scored["unjudged"].notna().sum())
         noise = None
