@@ -255,11 +255,11 @@ def _bad_logs(judge_run: Path, tmp: Path) -> list[tuple[Path, str]]:
     other = tmp / "other.jsonl"
     first, rest = text.split("\n", 1)
     h = json.loads(first)
-    h["header"]["eval"]["task"] = h["header"]["eval"]["task_registry_name"] = "shopbench/shop_agent"
+    h["header"]["eval"]["task"] = h["header"]["eval"]["task_registry_name"] = "shopbench/tau2_retail_agent"
     other.write_text(json.dumps(h) + "\n" + rest)
     garbage = tmp / "garbage.jsonl"
     garbage.write_text("not json\n")
-    out = [(cut, "cut"), (other, "task shopbench/shop_agent"), (garbage, "not JSON"),
+    out = [(cut, "cut"), (other, "task shopbench/tau2_retail_agent"), (garbage, "not JSON"),
            (tmp / "missing.jsonl", "no such file")]  # fmt: skip
     if has_inspect():
         ev = tmp / "torn.eval"

@@ -37,7 +37,7 @@ from typing import Any
 from ..errors import UserError
 from .inspect_log import build, load, write
 
-SUPPORTED = ("pace_judge", "pace_assistant")
+SUPPORTED = ("pace_judge", "pace_assistant", "shop_agent", "padme_evaluator")
 
 
 def _task_of(log: dict, path: Path) -> str:
@@ -47,7 +47,8 @@ def _task_of(log: dict, path: Path) -> str:
     if short not in SUPPORTED:
         raise UserError(f"{path}: a log of task {name or '(none)'}; shopbench score re-scores logs of "
                         f"{', '.join(SUPPORTED)}. Fix: give a log of one of those tasks "
-                        "(shopbench eval pace_judge|pace_assistant ..., or inspect eval shopbench/pace_judge)")  # fmt: skip
+                        "(shopbench eval pace_judge|pace_assistant|shop_agent|padme_evaluator ..., or inspect eval "
+                        "shopbench/pace_judge)")  # fmt: skip
     if not log["samples"]:
         raise UserError(f"{path}: the log holds no sample. Fix: give a log written with its samples")
     return short
@@ -94,6 +95,10 @@ def score(path: str | Path, judge: str | None = None, task_args: dict | None = N
     targs = dict(task_args or {})
     if task == "pace_judge":
         return _rescore_pace_judge(log, src, origin, judge, targs, out, preview_only, echo)
+    if task == "shop_agent":
+        return _rescore_shop_agent(log, src, origin, judge, targs, out, preview_only, max_cost, echo)
+    if task == "padme_evaluator":
+        return _rejudge_padme(log, src, origin, judge, targs, out, preview_only, max_cost, echo)
     return _rescore_pace_assistant(
         log, src, origin, judge, targs, out, preview_only, max_cost, progress, echo
     )
@@ -299,6 +304,129 @@ def _rejudge_pace_judge(log, src, origin, judge, targs, out, preview_only, echo)
                             "log was made on")  # fmt: skip
     except NoUsableAnswer:
         pass  # the log is written; its status says so
+    _mark_origin(dest, origin, {"kind": "re-judge", **what})
+    return dest
+
+
+def _judge_backbone(judge: str | None, src: Path, task: str, example: str) -> None:
+    """A usable ``--judge`` name, or one UserError (its message names --judge, not --model)."""
+    from ..tasks.runner import _backbone
+
+    if not judge:
+        raise UserError(f"{src}: re-judging a {task} log needs --judge MODEL. Fix: e.g. --judge {example}")
+    try:
+        _backbone(judge, None, need_key=False)
+    except UserError as e:
+        raise UserError(str(e).replace("--model", "--judge", 1)) from None
+
+
+# ---- shop_agent: the recorded trajectories scored by another judge (issue 30 item 2) -------------
+SHOP_KEEP = ("user", "profile", "trials", "tool_mode", "max_tokens", "n_boot", "vary", "temperature")
+
+
+def _rescore_shop_agent(log, src, origin, judge, targs, out, preview_only, max_cost, echo) -> Path | None:
+    """The log's recorded trajectories (``<run>/trajectories/epoch<k>/``) scored by the rubric judge
+    ``judge`` through the task's own battery and metrics: :class:`~shopbench.tasks.shop_agent.ShopAgentTask`
+    built with the log's parameters but ``judge=MODEL``, run on a new folder holding a copy of the
+    trajectories, so every trial is already finished (``finished``/``run_plan``): the agent and the customer
+    simulator are asked nothing, only the judge (issue 30 item 2)."""
+    from ..shopsim.sweep import TrajectoryStore
+    from ..tasks.registry import get_task
+    from ..tasks.runner import NoUsableAnswer
+    from ..tasks.runner import eval as run_eval
+
+    if judge != "deterministic":  # the rules judge is no model
+        _judge_backbone(judge, src, "shop_agent", "local/schema-sampler or deterministic")
+    unknown = set(targs) - {"n_boot"}
+    if unknown:
+        raise UserError(f"-T {sorted(unknown)[0]}: re-judging a shop_agent log takes -T n_boot=N only (the "
+                        "trajectories fix the rest). Fix: drop the other -T options")  # fmt: skip
+    ev = log["header"].get("eval") or {}
+    sb = (ev.get("metadata") or {}).get("shopbench") or {}
+    old = _params(log)
+    params = {k: old[k] for k in SHOP_KEEP if old.get(k) is not None} | targs | {"judge": judge}
+    epochs = int((ev.get("config") or {}).get("epochs") or 1)
+    limit = (ev.get("config") or {}).get("limit")
+    limit = int(limit) if isinstance(limit, int) else None
+    seed = _seed(log)
+    agent_spec = (sb.get("agent") or {}).get("spec")
+    model = None if agent_spec else str(ev.get("model") or "")
+    base_url = None if agent_spec else sb.get("model_base_url")
+    trajs = src.parent / "trajectories"
+    t, _ = get_task("shop_agent").build(params)
+    t.prepare(limit=limit, seed=seed)
+    name = (sb.get("agent") or {}).get("name") if agent_spec else f"llm:{model}"
+    want = {s.trial_id for s in t.selected}
+    for k in range(epochs):
+        d = trajs / f"epoch{k}"
+        missing = want - (TrajectoryStore(d).done_ids(str(name)) if d.is_dir() else set())
+        if missing:
+            raise UserError(f"{src}: the run folder holds no recorded trajectory of {len(missing)} of its trials "
+                            f"(epoch {k}, e.g. {sorted(missing)[0]}; looked in {d}). Fix: give the run folder "
+                            "`shopbench eval shop_agent` wrote, with its trajectories/, of a finished run")  # fmt: skip
+    subject = agent_spec or model
+    echo(f"judge {judge} on the {len(want)} recorded trajectories of {subject} in {src.parent.name} × {epochs} "
+         f"epochs: the judge's calls are known only as it reads each trajectory; the agent and the customer "
+         f"simulator are not called")  # fmt: skip
+    if preview_only:
+        return None
+    what = {"judge": judge}
+    dest = Path(out) if out is not None else _default_out("shop_agent", origin, what)
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(trajs, dest / "trajectories", dirs_exist_ok=True)
+    try:
+        run_eval("shop_agent", model, agent=agent_spec, model_base_url=base_url, epochs=epochs, seed=seed,
+                 limit=limit, log_dir=dest, max_cost=max_cost, progress=False, **params)  # fmt: skip
+    except NoUsableAnswer:
+        pass  # the log is written; its status says so
+    _mark_origin(dest, origin, {"kind": "re-judge", **what})
+    return dest
+
+
+# ---- padme_evaluator: another evaluator on the log's very pairs (issue 30 item 2) ----------------
+PADME_KEEP = ("pairs", "recorded", "profile", "prompt", "criteria", "kept_only", "n_boot", "max_tokens")
+
+
+def _rejudge_padme(log, src, origin, judge, targs, out, preview_only, max_cost, echo) -> Path | None:
+    """The log's pairs (same pairs source, limit, seed, epochs, prompt) scored by another evaluator
+    ``judge``; the logged evaluator is not called (issue 30 item 2)."""
+    from ..tasks.runner import NoUsableAnswer, preview
+    from ..tasks.runner import eval as run_eval
+
+    _judge_backbone(judge, src, "padme_evaluator", "local/schema-sampler")
+    unknown = set(targs) - {"n_boot", "max_tokens"}
+    if unknown:
+        raise UserError(f"-T {sorted(unknown)[0]}: re-judging a padme_evaluator log takes -T n_boot and "
+                        "max_tokens. Fix: drop the other -T options")  # fmt: skip
+    ev = log["header"].get("eval") or {}
+    old = _params(log)
+    params = {k: old[k] for k in PADME_KEEP if old.get(k) is not None} | targs
+    epochs = int((ev.get("config") or {}).get("epochs") or 1)
+    limit = (ev.get("config") or {}).get("limit")
+    limit = int(limit) if isinstance(limit, int) else None
+    seed = _seed(log)
+    p = preview("padme_evaluator", judge, epochs=epochs, seed=seed, limit=limit, **params)
+    echo(f"evaluator {judge} on the {p['samples']} pairs of {src.parent.name} × {epochs} epochs: {p['calls']} "
+         f"calls ({p['cached']} cached, {p['to_call']} to make), ≤ ${p['cost_usd_max']:.4f}; the logged "
+         f"evaluator {ev.get('model')} is not called")  # fmt: skip
+    if preview_only:
+        return None
+    what = {"judge": judge}
+    dest = Path(out) if out is not None else _default_out("padme_evaluator", origin, what)
+    try:
+        res = run_eval("padme_evaluator", judge, epochs=epochs, seed=seed, limit=limit, log_dir=dest,
+                       max_cost=max_cost, progress=False, **params)  # fmt: skip
+        rows = res.samples
+    except NoUsableAnswer:
+        import pandas as pd
+
+        rows = pd.read_parquet(dest / "samples.parquet")
+    wanted = {str(x.get("id")).split(":", 1)[0] for x in log["samples"]}
+    lost = wanted - set(rows["sample_id"].astype(str))
+    if lost:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise UserError(f"{src}: {len(lost)} of the log's pairs are not in its pairs source any more (e.g. "
+                        f"{sorted(lost)[0]}). Fix: point -T pairs/recorded at the data the log was made on")  # fmt: skip
     _mark_origin(dest, origin, {"kind": "re-judge", **what})
     return dest
 
