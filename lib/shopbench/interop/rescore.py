@@ -17,12 +17,21 @@ LOG is a run folder ``shopbench eval`` wrote, its ``inspect.jsonl`` / ``inspect.
   ``-T protocol=NAME``, ``-T judge_base_url=URL``): the outputs are written as a responses file
   (``recorded_responses.jsonl``) and judged through ``pace_assistant -T responses=FILE``, which asks the
   assistant nothing; only the judge appears in the new call log.
+- ``shop_agent`` log — the recorded trajectories (``<run>/trajectories/epoch<k>/``) scored by another rubric
+  judge (``--judge MODEL`` or ``deterministic``; ``-T n_boot=N``) through the task's own battery
+  (:func:`shopbench.shopsim.verifier.battery.score_trials`) and metrics: ``ShopAgentTask`` built with the
+  log's parameters but ``judge=MODEL``, run on a new folder holding a copy of the trajectories, so every
+  trial is already finished and neither the agent nor the customer simulator is asked; only the judge
+  appears in the new call log (the same judge reproduces the log's metrics).
+- ``padme_evaluator`` log — the log's very pairs (pairs source, prompt, limit, seed, epochs) scored by another
+  evaluator (``--judge MODEL``); the logged evaluator is not called, only MODEL appears in the new call log.
 
 First a cost preview (calls, cached, to make, upper-bound dollars) is printed; ``--preview`` stops there.
 The new run folder (``--out``, default ``outputs/tasks/TASK/rescore-…``) holds the usual files and an
 inspect log whose header (``eval.metadata.rescored_from``) and ``run.json`` name the log it came from
-(path, sha256, eval id, model). A log from another task, a truncated or corrupt log, or a record the log
-names that the records no longer hold: one message naming the file and the fix, exit 2, nothing written.
+(path, sha256, eval id, model). A log from another task, a truncated or corrupt log, a record (pair) the log
+names that its source no longer holds, or a shop_agent log whose run folder lacks a trial's trajectory:
+one message naming the file and the fix, exit 2, nothing written.
 """
 
 from __future__ import annotations
