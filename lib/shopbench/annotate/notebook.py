@@ -180,11 +180,8 @@ pairs_file = None  # a pair set to annotate exactly (JSONL, e.g. the explorer's 
 
 SETUP = """from pathlib import Path
 
-from shopbench.annotate.notebook import answers_table, pairs_table, study_pairs
-from shopbench.annotate.serve import in_voila, settings
-from shopbench.annotate.store import AnnotationStore
-from shopbench.annotate.widget import annotate
-from shopbench.context import start
+from shopbench import start
+from shopbench.annotate import AnnotationStore, annotate, answers_table, in_voila, pairs_table, settings, study_pairs
 
 s = settings(profile=profile, annotator=annotator, source=source, tau_bench_path=tau_bench_path,
              store_dir=store_dir, n_pairs=n_pairs, pairs_file=pairs_file)
