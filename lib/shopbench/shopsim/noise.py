@@ -212,10 +212,12 @@ def noise_figure(floor: pd.DataFrame, passk: pd.DataFrame):
     ax1.set_xlabel("share of the per-trial variance")
     ax1.invert_yaxis()
     ax1.tick_params(axis="y", labelsize=7)
-    fig.legend(handles, [h.get_label() for h in handles], loc="lower left", ncol=5, fontsize=7, frameon=False)
+    ax1.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.17),
+               ncol=3, fontsize=7, frameon=False)  # fmt: skip
     long = merge_identical_series(passk, "agent", "k", "pass_hat_k")
-    for i, (agent, g) in enumerate(long.groupby("agent", sort=False)):
-        x = g["k"].to_numpy(dtype=float) + 0.03 * (i - 4)
+    groups = list(long.groupby("agent", sort=False))
+    for i, (agent, g) in enumerate(groups):
+        x = g["k"].to_numpy(dtype=float) + 0.03 * (i - (len(groups) - 1) / 2)  # side by side around k
         err = [g["pass_hat_k"] - g["ci_low"], g["ci_high"] - g["pass_hat_k"]]
         ax2.errorbar(x, g["pass_hat_k"], yerr=err, marker="o", capsize=2, label=agent,
                      lw=2.2 if (g["kind"] == "llm").any() else 1)  # fmt: skip
@@ -226,5 +228,5 @@ def noise_figure(floor: pd.DataFrame, passk: pd.DataFrame):
         ax2.set_xticks(range(1, int(passk["k"].max()) + 1))
     ax2.legend(fontsize=7)
     fig.suptitle("Noise floor: variance shares by source and pass^k per agent")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout()
     return fig
