@@ -21,7 +21,7 @@ _PACE = [
     "s0_balanced_accuracy", "s1_pjc", "s2_j_strict", "s3_j_harmonic", "s4_j_strict", "pace_score", "lift",
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",
-    "hallucinated_id_rate", "leakage_audit", "accuracy_by_tier", "tier_accuracy",
+    "hallucinated_id_rate", "leakage_audit", "judge_repeats", "accuracy_by_tier", "tier_accuracy",
     "s_swap", "axis_score_gaps", "alignment_gap", "table21_judge_examples", "table26_failure_cases",
     "per_backbone_table", "category_reading_localisation", "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
@@ -30,6 +30,7 @@ _PACE = [
 _META_EVAL = [
     "pair_outcomes", "pairs_frame", "evaluator_summary", "score_statistics", "accuracy_by", "sweep_table",
     "property_correlations", "agreement", "contamination", "reward_pairs", "reward_label_accuracy",
+    "evaluator_repeats",
 ]  # fmt: skip
 _SHOP = ["exact_cart", "goal_achieved", "bootstrap_success", "bootstrap_contrast"]
 

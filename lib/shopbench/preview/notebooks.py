@@ -192,7 +192,7 @@ class Builder:
         for run in J.runs():
             for pname in run.protocols or list(PROTOCOLS):
                 i, o = size(pname)
-                n = (n_test if run.subset is None else min(run.subset, n_test)) * J.repeats
+                n = (n_test if run.subset is None else min(run.subset, n_test)) * (run.repeats or J.repeats)
                 self.add(
                     "20_pace_judge_sweep",
                     run.backbone,

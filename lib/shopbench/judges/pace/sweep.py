@@ -71,10 +71,14 @@ def build_calls(
     repeats: int = 1,
     max_tokens: int | None = None,
     ctx=None,
+    temperature: float | None = None,
 ) -> list[Call]:
     """One call per (protocol, backbone, record, repeat), in that nesting order. With a run
     context, the prompt files and backbones are recorded in its provenance."""
-    return [c for _, c in keyed_calls(gateway, protocols, backbones, records, repeats, max_tokens, ctx)]
+    return [
+        c
+        for _, c in keyed_calls(gateway, protocols, backbones, records, repeats, max_tokens, ctx, temperature)
+    ]
 
 
 def keyed_calls(
@@ -85,9 +89,14 @@ def keyed_calls(
     repeats: int = 1,
     max_tokens: int | None = None,
     ctx=None,
+    temperature: float | None = None,
 ) -> list[tuple[tuple[str, str, str, int], Call]]:
     """:func:`build_calls` with each call's (protocol, backbone, record_id, repeat) beside it, so a
-    caller that groups calls reads the fields instead of splitting the item id again (issue 27)."""
+    caller that groups calls reads the fields instead of splitting the item id again (issue 27).
+
+    ``temperature`` (None: the protocol's 0) overrides the sampling temperature; above 0 every call
+    also carries ``seed = repeat + 1`` (issue 29 item 3: each repeat is its own seeded sample, and a
+    rerun draws the same samples; 1-based because llama.cpp reads seed 0 as "random")."""
     if repeats < 1:
         raise ValueError(f"repeats must be ≥ 1, got {repeats}")
     ids = [r.record_id for r in records]
@@ -100,13 +109,15 @@ def keyed_calls(
         if ctx is not None:
             template(p, ctx)  # records the prompt file's hash in the notebook's provenance
         msgs = {r.record_id: messages(p, r) for r in records}
-        params = p.params(max_tokens)
+        params = p.params(max_tokens) | ({} if temperature is None else {"temperature": temperature})
+        sampled = temperature is not None and temperature > 0
         for b in backbones:
             bb = resolve_backbone(gateway, b)  # an unconfigured name is a litellm model name (local/rules)
             for r in records:
                 for k in range(repeats):
                     key = (p.name, b, r.record_id, k)
-                    calls.append((key, p.call(gateway, bb, r, item_id=item_id(*key), repeat=k, params=dict(params),
+                    kp = dict(params, seed=k + 1) if sampled else dict(params)
+                    calls.append((key, p.call(gateway, bb, r, item_id=item_id(*key), repeat=k, params=kp,
                                               messages=msgs[r.record_id])))  # fmt: skip
     return calls
 
@@ -416,13 +427,14 @@ def anytime_sweep(
     run_id: str = DEFAULT_RUN_ID,
     ctx=None,
     clock=None,
+    temperature: float | None = None,
 ):
     """One LLM backbone's judge run as an anytime sweep: the units of :func:`judge_units` in their
     fixed order, each unit's records × ``protocols`` × repeats as one gateway run, until ``budget_s``
     seconds of model time are spent (:func:`shopbench.llm.anytime.run_anytime`: resumes from the
     cache; a larger budget extends the same sample). Returns ``(run_table, result)``: the RUN TABLE of
     the units done (each record once) and the :class:`~shopbench.llm.anytime.AnytimeResult` (``n`` of
-    ``N`` planned, time spent, why it stopped)."""
+    ``N`` planned, time spent, why it stopped). ``temperature``: as in :func:`keyed_calls`."""
     from ...llm.anytime import run_anytime
 
     by_id = {r.record_id: r for r in records}
@@ -435,7 +447,14 @@ def anytime_sweep(
         missing = [i for i in ids if i not in cache]
         if missing:
             built = keyed_calls(
-                gateway, protocols, [backbone], [by_id[i] for i in missing], repeats, max_tokens, ctx
+                gateway,
+                protocols,
+                [backbone],
+                [by_id[i] for i in missing],
+                repeats,
+                max_tokens,
+                ctx,
+                temperature,
             )
             for (_, _, record_id, _), c in built:
                 cache.setdefault(record_id, []).append(c)
@@ -466,7 +485,8 @@ def llm_sweeps(
 ) -> tuple[list[pd.DataFrame], dict[str, dict]]:
     """Notebook 20's LLM judge runs (issue 27: the loop lives here, the notebook calls it once): one
     :func:`anytime_sweep` per entry of ``llm_runs`` (the profile's ``judging.runs()``: ``backbone``,
-    ``protocols`` (empty: every protocol), ``plan``, ``subset`` cap, ``llm_budget_min``), one backbone
+    ``protocols`` (empty: every protocol), ``plan``, ``subset`` cap, ``llm_budget_min``, and optionally
+    ``repeats`` (else ``repeats``) and ``temperature``: issue 29 item 3), one backbone
     at a time (a local model serves one call at a time), run id ``{run_prefix}/{backbone}``. Returns
     ``(run tables, plans)``: one RUN TABLE per run and, per backbone, the anytime summary (n of N planned
     units, time spent, why it stopped) with its protocols and plan; ``log`` gets one line per run."""
@@ -478,13 +498,17 @@ def llm_sweeps(
     plans: dict[str, dict] = {}
     for run in llm_runs:
         protocols = list(run.protocols or PROTOCOLS)
+        n_rep = getattr(run, "repeats", None) or repeats
+        temp = getattr(run, "temperature", None)
         if ctx is not None:
             for name in protocols:
                 ctx.prompt(PROTOCOLS[name].prompt)
         t, res = anytime_sweep(gateway, protocols, run.backbone, records, budget_s=budget_seconds(run.llm_budget_min),
-                               plan=run.plan, s0_ids=s0_ids, seed=seed, cap=run.subset, repeats=repeats,
-                               max_tokens=max_tokens, run_id=f"{run_prefix}/{run.backbone}", ctx=ctx)  # fmt: skip
-        plans[run.backbone] = res.summary() | {"protocols": protocols, "plan": list(run.plan)}
+                               plan=run.plan, s0_ids=s0_ids, seed=seed, cap=run.subset, repeats=n_rep,
+                               max_tokens=max_tokens, run_id=f"{run_prefix}/{run.backbone}", ctx=ctx,
+                               temperature=temp)  # fmt: skip
+        plans[run.backbone] = res.summary() | {"protocols": protocols, "plan": list(run.plan), "repeats": n_rep,
+                                               "temperature": temp}  # fmt: skip
         n_err, n_ok = int((t.status == "error").sum()), int(t.parse_ok.fillna(False).astype(bool).sum())
         log(f"{run.backbone} x {protocols}: {res.n_of_N} planned units ({res.stopped}; "
             f"{res.spent_s / 60:.1f} min of model time, {res.new_s / 60:.1f} min new in this run); "

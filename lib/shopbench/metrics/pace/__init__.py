@@ -13,7 +13,9 @@ gold columns) in, a DataFrame per (protocol, backbone) group out. No I/O and no 
 - :mod:`.alignment` — D.2: S_swap, the alignment gap G(q, p), per-axis GOOD–BAD score gaps;
 - :mod:`.examples` — Tables 21, 26 (worked judge outputs) and 23–25 (per-backbone companions);
 - :mod:`.gradient` — Figure 4 accuracy by defect tier, with the deterministic baseline;
-- :mod:`.headline` — base-record bootstrap CIs and the headline Tables 3 and 4.
+- :mod:`.headline` — base-record bootstrap CIs and the headline Tables 3 and 4;
+- :mod:`.repeats` — the judge's noise floor: agreement, α and flips between repeats beside the
+  persona-swap flip rate, record/repeat variance split (issue 29 item 3).
 
 Every metric is scored per row: a failed row (status ≠ "ok" or parse_ok false) is wrong unless its
 docstring says otherwise, and cells of a PACE target a protocol does not natively cover are NaN ("–")
@@ -51,6 +53,7 @@ from .headline import (
 )
 from .leakage import leakage_audit
 from .paired import lift, pace_score, s1_pjc, s2_j_strict, s3_j_harmonic, s4_j_strict
+from .repeats import judge_repeats
 from .run_table import (
     BY,
     LOCATIONS,
@@ -75,7 +78,7 @@ __all__ = [
     "persona_swap_accuracy_by_axis", "cross_component_detect_localize", "s3_grounding", "s4_family_location",
     "false_fire_rate", "pace_closure_average", "multi_defect_location_hit_rate", "tpr_specificity_breakdown",
     "hallucinated_id_rate",
-    "leakage_audit", "accuracy_by_tier", "tier_accuracy", "s_swap", "axis_score_gaps", "alignment_gap",
+    "leakage_audit", "judge_repeats", "accuracy_by_tier", "tier_accuracy", "s_swap", "axis_score_gaps", "alignment_gap",
     "table21_judge_examples", "table26_failure_cases", "per_backbone_table", "category_reading_localisation",
     "PAPER_MEAN",
     "bootstrap_ci", "headline_table", "headline_spec", "format_headline", "TABLE3_COLUMNS", "TABLE4_COLUMNS",
