@@ -13,7 +13,6 @@ from shopbench.core import Persona, Product, Response
 from shopbench.core import taxonomy as T
 from shopbench.paceshop.assign import (
     assign_personas,
-    coverage_table,
     random_assignment,
     taxonomy_reuse,
 )
@@ -246,17 +245,6 @@ def test_assignment_small_pool_and_errors(products):
     assert len(pairs) == 160 and max(use.values()) - min(use[p.persona_id] for p in small) <= 2
     with pytest.raises(ValueError):
         assign_personas(qs, small[:3], k=4)
-
-
-def test_coverage_table(pool, queries):
-    pairs = assign_personas(queries[:200], pool, k=4, seed=0)
-    df = coverage_table(pairs, pool)
-    assert {"axis", "value", "pool_personas", "pairs", "pair_share"} <= set(df.columns)
-    for axis in ("household", "budget", "quality", "urgency", "history", "holdout_bundle"):
-        assert df[df.axis == axis].pairs.sum() == len(pairs)
-    assert df[df.axis == "constraints"].pool_personas.sum() == sum(T.CONSTRAINT_FAMILIES.values())
-    row = df[(df.axis == "household") & (df.value == "couple")].iloc[0]
-    assert row.pool_personas == 117
 
 
 # ---- swaps ---------------------------------------------------------------------------------------

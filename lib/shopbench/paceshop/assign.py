@@ -33,7 +33,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..core import Persona
 
@@ -155,32 +154,3 @@ def taxonomy_reuse(pairs: Sequence[tuple[str, str]], personas: Sequence[Persona]
     if not per_query:
         return 0.0
     return float(np.mean([sum(n * (n - 1) // 2 for n in c.values()) for c in per_query.values()]))
-
-
-def coverage_table(pairs: Sequence[tuple[str, str]], personas: Sequence[Persona]) -> pd.DataFrame:
-    """Pairs per taxonomy axis value (plus holdout bundle), next to the pool count.
-
-    Columns: axis, value, pool_personas, personas_used, pairs, pair_share (pairs / all pairs; a
-    multi-valued axis sums to more than 1), pairs_per_persona (pairs / pool_personas)."""
-    by_id = {p.persona_id: p for p in personas}
-    pool: Counter = Counter()
-    for p in personas:
-        pool.update(taxonomy_values(p))
-        pool[("holdout_bundle", p.holdout_bundle or "(none)")] += 1
-    used: Counter = Counter()
-    distinct: dict[tuple[str, str], set[str]] = {}
-    for _, pid in pairs:
-        p = by_id[pid]
-        for tv in [*taxonomy_values(p), ("holdout_bundle", p.holdout_bundle or "(none)")]:
-            used[tv] += 1
-            distinct.setdefault(tv, set()).add(pid)
-    total = len(pairs)
-    axis_rank = {a: i for i, a in enumerate((*AXES, "holdout_bundle"))}
-    rows = [
-        {"axis": a, "value": v, "pool_personas": pool[(a, v)], "personas_used": len(distinct.get((a, v), ())),
-         "pairs": used[(a, v)], "pair_share": used[(a, v)] / total if total else 0.0,
-         "pairs_per_persona": used[(a, v)] / pool[(a, v)] if pool[(a, v)] else 0.0}
-        for a, v in sorted(pool, key=lambda tv: (axis_rank[tv[0]], tv[1]))
-    ]  # fmt: skip
-    return pd.DataFrame(rows, columns=["axis", "value", "pool_personas", "personas_used", "pairs", "pair_share",
-                                       "pairs_per_persona"])  # fmt: skip

@@ -67,7 +67,7 @@ import random
 import re
 
 from ..core import Defect, Persona, Response, taxonomy
-from .checks import MAX_LABEL_CHARS, content_tokens
+from .checks import MAX_LABEL_CHARS, _norm, content_tokens
 from .response_xml import BOLD
 
 # INTENT_DRIFT: "an unrelated category drawn from a fixed off-intent pool" (ours; each ≤ 15 chars)
@@ -98,10 +98,6 @@ FABRICATED_CLAIMS: tuple[str, ...] = (
 BUDGET_CONFLICT = {"budget": "Luxury Splurges", "mid-range": "Luxury Splurges", "premium": "Bargain Bin"}
 
 CATEGORY_FAMILIES = ("PREF_CONFLICT", "INTENT_DRIFT")
-
-
-def _norm(s: str) -> str:
-    return " ".join(s.lower().split())
 
 
 def _replace_slot0(r: Response, label: str, mirror: bool) -> Response:

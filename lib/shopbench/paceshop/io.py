@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,17 +78,24 @@ def _iter_lines(
             )
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def atomic_write(path: str | Path, write: Callable[[str], Any]) -> Path:
+    """``write(tmp)`` to a temporary file beside ``path``, then renamed into place (removed if
+    ``write`` raises): a reader never sees a partly written ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
 def write_jsonl(path: str | Path, items: Iterable[BaseModel | dict]) -> str:

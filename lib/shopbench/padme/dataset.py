@@ -29,15 +29,14 @@ Exports:
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from shopbench.errors import InputError
+from shopbench.paceshop.io import atomic_write
 from shopbench.padme.types import LEVELS, Criterion, Pair
 
 __all__ = [
@@ -98,18 +97,6 @@ def pairs_table(pairs: Sequence[Pair]) -> pd.DataFrame:
     return df
 
 
-def _atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_pairs_dataset(pairs: Sequence[Pair], out_dir: str | Path) -> dict[str, Path]:
     """Write ``pairs.jsonl`` and ``pairs.parquet`` into ``out_dir`` (atomically); returns the paths."""
     out = Path(out_dir)
@@ -124,8 +111,8 @@ def write_pairs_dataset(pairs: Sequence[Pair], out_dir: str | Path) -> dict[str,
             for p in pairs:
                 f.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
 
-    _atomic(jl, write_jsonl)
-    _atomic(pq, lambda tmp: pairs_table(pairs).to_parquet(tmp, index=False))
+    atomic_write(jl, write_jsonl)
+    atomic_write(pq, lambda tmp: pairs_table(pairs).to_parquet(tmp, index=False))
     return {"jsonl": jl, "parquet": pq}
 
 

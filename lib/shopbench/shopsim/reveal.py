@@ -218,6 +218,16 @@ class RevealController:
     def _more_to_come(self) -> bool:
         return len(self.revealed_at) < len(self.goal)
 
+    def _finish(self, parts: list[str], more_to_come: str) -> str:
+        """The text of ``parts``: a nudge when there are none, then ``more_to_come`` while items are unrevealed."""
+        if not parts:
+            parts.append(
+                "React to the assistant's last reply and keep the conversation moving toward your list."
+            )
+        if self._more_to_come():
+            parts.append(more_to_come)
+        return " ".join(parts)
+
     def _list_text(self, reveal: list[str], ask: list[str]) -> str:
         parts: list[str] = []
         if reveal:
@@ -235,13 +245,7 @@ class RevealController:
         if old_asks:
             parts.append("Ask the assistant to put " + "; ".join(self._describe(p) for p in old_asks)
                          + " in the cart now.")  # fmt: skip
-        if not parts:
-            parts.append(
-                "React to the assistant's last reply and keep the conversation moving toward your list."
-            )
-        if self._more_to_come():
-            parts.append("You have more to buy, but do not mention the other items yet.")
-        return " ".join(parts)
+        return self._finish(parts, "You have more to buy, but do not mention the other items yet.")
 
     _BEAT_TEXT = {
         "intro": "Bring up {d}: describe what you want and ask what the store has. Do not ask to add it yet.",
@@ -269,10 +273,4 @@ class RevealController:
         if late:
             parts.append("Remind the assistant to add " + "; ".join(self._describe(p) for p in late)
                          + ", which you already asked for and is not in the cart yet.")  # fmt: skip
-        if not parts:
-            parts.append(
-                "React to the assistant's last reply and keep the conversation moving toward your list."
-            )
-        if self._more_to_come():
-            parts.append("Do not mention items on your list that you have not brought up yet.")
-        return " ".join(parts)
+        return self._finish(parts, "Do not mention items on your list that you have not brought up yet.")

@@ -309,6 +309,12 @@ _GARBLE = {
     "please": "pls", "though": "tho", "let me": "lemme", "i'm": "im", "that's": "thats", "don't": "dont",
     "separate": "seperate", "receive": "recieve", "maybe": "mabye", "anyway": "anyways", "would": "wud",
 }  # fmt: skip
+# the flavour beats' two wordings each ({t}: the item's type) and the verb of their note
+_FLAVOUR = {
+    "return": (("I was still thinking about the {t} from earlier.", "Going back to the {t} for a second."), "returns to"),
+    "defer": (("Let me think on the {t} for a bit.", "Hmm, let me hold off on the {t} for now."), "defers"),
+    "explore": (("Can you tell me more about the {t}?", "What else can you tell me about the {t}?"), "explores"),
+}  # fmt: skip
 
 
 def _garble(text: str, rng: random.Random) -> str:
@@ -576,22 +582,14 @@ class ScriptedUser:
         # 3. flavour beats: return, defer, explore
         for b in directive.beats:
             it = items[b.product_id]
-            if b.kind == "return":
-                d.parts.append(rng.choice([f"I was still thinking about the {it.type} from earlier.",
-                                           f"Going back to the {it.type} for a second."]))  # fmt: skip
-                d.intent.append({"action": "return", "ref": it.ref})
-                d.notes.append(f"returns to {it.ref}")
-            elif b.kind == "defer":
-                d.parts.append(rng.choice([f"Let me think on the {it.type} for a bit.",
-                                           f"Hmm, let me hold off on the {it.type} for now."]))  # fmt: skip
-                d.intent.append({"action": "defer", "ref": it.ref})
-                d.notes.append(f"defers {it.ref}")
-            elif b.kind == "explore":
-                d.parts.append(rng.choice([f"Can you tell me more about the {it.type}?",
-                                           f"What else can you tell me about the {it.type}?"]))  # fmt: skip
-                d.intent.append({"action": "explore", "ref": it.ref})
+            if b.kind not in _FLAVOUR:
+                continue
+            wordings, verb = _FLAVOUR[b.kind]
+            d.parts.append(rng.choice(wordings).format(t=it.type))
+            d.intent.append({"action": b.kind, "ref": it.ref})
+            if b.kind == "explore":
                 d.expected.append(ToolCall("get_product_details", {"product_id": it.goal.product_id}))
-                d.notes.append(f"explores {it.ref}")
+            d.notes.append(f"{verb} {it.ref}")
         # 4. adds (with a fresh find when the item never showed up in a search)
         found = self._found(history, {p: (it.k, it.goal) for p, it in items.items()})
         deferred = {b.product_id for b in directive.beats if b.kind == "defer"}

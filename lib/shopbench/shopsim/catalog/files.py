@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ... import strictjson
 from ...errors import InputError
-from ...paceshop.io import parse_json, read_input_text
+from ...paceshop.io import atomic_write, parse_json, read_input_text
 from ..types import ShopProduct, Variant
 from .categories import CATEGORY_CODES, GROCERY_ONLY
 
@@ -225,15 +224,10 @@ def _read_catalog(path: Path) -> tuple[list[Any], list[int] | None]:
 def save_products(path: str | os.PathLike, products: Iterable[ShopProduct]) -> Path:
     """Write ``products`` as JSONL (one ``to_dict()`` per line) atomically: a temp file in the same
     directory, then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
             for p in products:
                 f.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+
+    return atomic_write(path, write)
