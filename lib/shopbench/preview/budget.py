@@ -161,7 +161,7 @@ def shop_measured(path: Path, kind: str, outcome: str) -> tuple[Variances | None
     share = rows["share_task"].fillna(0.0)
     task, within = float((share * total).mean()), float(((1 - share) * total.fillna(0.0)).mean())
     agents = ", ".join(sorted(rows["agent"].astype(str)))[:80]
-    return Variances(task, within, "measured", f"{path}: {kind} agents' {outcome}, mean of {len(rows)} ({agents}); "
+    return Variances(task, within, "measured", f"{_rel(path)}: {kind} agents' {outcome}, mean of {len(rows)} ({agents}); "
                      f"{how}"), ""  # fmt: skip
 
 
@@ -180,8 +180,17 @@ def padme_measured(path: Path, evaluators: list[str]) -> tuple[Variances | None,
     within = rows["n_pairs"] * rows["accuracy_sd"] ** 2
     between = (rows["accuracy"] * (1 - rows["accuracy"]) - within).clip(lower=0.0)
     return Variances(float(between.mean()), float(within.mean()), "measured",
-                     f"{path}: mean of {len(rows)} evaluators' pair accuracy over ≥ 2 runs; σ² = n_pairs·SD², "
+                     f"{_rel(path)}: mean of {len(rows)} evaluators' pair accuracy over ≥ 2 runs; σ² = n_pairs·SD², "
                      "ω² = p(1−p) − σ²"), ""  # fmt: skip
+
+
+def _rel(path: Path) -> str:
+    from ..paths import ROOT
+
+    try:
+        return str(Path(path).resolve().relative_to(ROOT.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def table_path(prof, name: str) -> Path | None:
@@ -197,7 +206,15 @@ def table_path(prof, name: str) -> Path | None:
 
 # ---- the rows --------------------------------------------------------------------------------------
 def _short(name: str) -> str:
-    return name.split("/", 1)[-1]
+    n = name.split("/", 1)[-1]
+    return n.removesuffix("-instruct")
+
+
+def _subjects(what: str, names: list[str], width: int = 40) -> str:
+    """``judges a, b`` when it fits the table's column, else ``3 LLM judges``."""
+    names = list(dict.fromkeys(_short(n) for n in names))
+    label = f"{what} {', '.join(names)}"
+    return label if len(label) <= width else f"{len(names)} LLM {what}"
 
 
 def _row(notebook: str, comparison: str, outcome: str, n_tasks: int, n_repeats: int, v: Variances,
@@ -262,11 +279,10 @@ def budget_table(builder, delta: float = DEFAULT_DETECT, *, only=None, alpha: fl
         by_n: dict[int, list[str]] = {}
         for run in J.runs():
             by_n.setdefault(n_test if run.subset is None else min(run.subset, n_test), []).append(
-                _short(run.backbone)
+                run.backbone
             )
         for n, names in by_n.items():
-            rows.append(_row("20", "judges " + ", ".join(dict.fromkeys(names)), "accuracy", n, J.repeats, bound(),
-                             *args))  # fmt: skip
+            rows.append(_row("20", _subjects("judges", names), "accuracy", n, J.repeats, bound(), *args))
         if J.deterministic_judges:
             b = bound()
             det = Variances(b.task_var, 0.0, b.source, f"deterministic judges: σ² = 0 by construction; ω² ≤ p(1−p) = "
@@ -295,7 +311,7 @@ def _padme_rows(builder, pick, args) -> list[dict]:
         pairs = P.llm_evaluator_pairs if P.llm_evaluator_pairs is not None else builder._cells()
         rec = P.llm_recorded_pairs if P.llm_recorded_pairs is not None else builder._recorded_pairs()
         v = pick(padme_measured(tab, [s.name for s in llm]) if tab else None, paper)
-        out.append(_row("50", "evaluators " + ", ".join(_short(s.name) for s in llm), "pair_accuracy", pairs + rec,
+        out.append(_row("50", _subjects("evaluators", [s.name for s in llm]), "pair_accuracy", pairs + rec,
                         P.llm_runs, v, *args))  # fmt: skip
     if heur:
         v = pick(padme_measured(tab, [s.name for s in heur]) if tab else None, paper)
