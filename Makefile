@@ -14,6 +14,7 @@ help:
 	@echo "make paper [PROFILE=smoke|paper|full]   rebuild every table and figure (outputs/<profile>/paper/index.md);"
 	@echo "                                        notebooks whose inputs did not change are kept (FRESH=1 re-executes all)"
 	@echo "make preview PROFILE=full               calls, tokens, \$$ and hours per notebook x backbone (no key, no call)"
+	@echo "      ... DETECT=0.05                    and the tasks x repeats each comparison needs to detect that difference"
 	@echo "make data                               the public datasets in ../shared/data: present? checksums ok? fetch the missing"
 	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
 	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
@@ -48,10 +49,11 @@ paper: $(STAMP)
 	@$(MAKE) --no-print-directory models-for-profile PROFILE=$(PROFILE)
 	$(PY) -m shopbench.pipeline run --profile $(PROFILE) $(if $(FRESH),--rerun,) $(if $(ONLY),--only $(ONLY),)
 
-# the cost and time preview: no key, no model call; writes outputs/<profile>/paper/preview.json
+# the cost and time preview: no key, no model call; writes outputs/<profile>/paper/preview.json; ends
+# with the budget: tasks x repeats to detect a DETECT difference (default 0.05; issue 29 item 5)
 preview: $(STAMP)
 	@$(PY) -m shopbench.pipeline check --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
-	$(PY) -m shopbench.preview --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
+	$(PY) -m shopbench.preview --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),) $(if $(DETECT),--detect $(DETECT),)
 
 # the external datasets (README, "External data"): which are present, checksums, fetch the missing ones
 data: $(STAMP)

@@ -59,6 +59,9 @@ def test_noise_floor_table_has_shares_with_cis_and_says_why(played):
     shares = [row.share_task, row.share_agent, row.share_user, row.share_agent_x_user]
     assert sum(shares) == pytest.approx(1.0) and row.n_trials == 12 and row.share_judge == 0
     assert row.share_agent_ci_low <= row.share_agent <= row.share_agent_ci_high
+    assert (
+        row.var_total > 0
+    )  # share × var_total is a component's variance (the preview's budget, issue 29 item 5)
     assert "rules judge (deterministic): fixed by construction" in row.why
     for r in t[t.kind == "scripted"].itertuples():
         assert "scripted agent: deterministic, fixed by construction" in r.why

@@ -11,10 +11,12 @@ the project's own prompt builders.
 The package, by concept: :mod:`.notebooks` walks the profile's plan notebook by notebook (calls and
 tokens per notebook × backbone, and how each is estimated); :mod:`.tokens` sizes prompts and answers;
 :mod:`.pricing` turns lines into dollars and hours; :mod:`.estimate` puts them together
-(:func:`build_preview`); :mod:`.render` prints and writes the preview; :mod:`.gate` holds the limits,
+(:func:`build_preview`); :mod:`.render` prints and writes the preview; :mod:`.budget` says how many tasks × repeats each
+planned comparison needs to detect a difference (issue 29 item 5); :mod:`.gate` holds the limits,
 the pipeline's check before a run and the command line (issue 27 split the former ``preview.py``).
 """
 
+from .budget import budget_table, profile_budget, render_budget
 from .estimate import build_preview
 from .gate import check_before_run, main, needs_gate, refusals, run_preview
 from .lines import Line, Preview
@@ -23,12 +25,15 @@ from .render import render, write
 __all__ = [
     "Line",
     "Preview",
+    "budget_table",
     "build_preview",
     "check_before_run",
     "main",
     "needs_gate",
+    "profile_budget",
     "refusals",
     "render",
+    "render_budget",
     "run_preview",
     "write",
 ]

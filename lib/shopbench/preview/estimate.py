@@ -6,14 +6,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from .budget import DEFAULT_DETECT, as_records, budget_table
 from .lines import TURN_ROLES, Preview
 from .notebooks import Builder
 from .pricing import cached_input_tokens, call_hours, cap_at_budgets, local_rates, price
 
 
-def build_preview(prof, bench_dir: Path | None = None, only: Sequence[str] | None = None) -> Preview:
+def build_preview(prof, bench_dir: Path | None = None, only: Sequence[str] | None = None,
+                  detect: float | None = DEFAULT_DETECT, strict_budget: bool = True) -> Preview:  # fmt: skip
     """The preview of a loaded profile (:func:`shopbench.config.load_profile`): no key, no call; with
-    ``only``, of those notebooks alone (``pipeline run --only``, issue 25 §2)."""
+    ``only``, of those notebooks alone (``pipeline run --only``, issue 25 §2). With ``detect`` (a
+    difference, 0.05 = 5 points) it also holds the budget of its comparisons (issue 29 item 5,
+    :mod:`.budget`); a corrupted variance table is then a :class:`~shopbench.errors.UserError`, or with
+    ``strict_budget=False`` a note (the pipeline's gate must not stop on it)."""
+    from ..errors import UserError
     from ..llm.backends import Backbone
     from ..llm.batch import batch_price_factor, batchable
     from ..paths import outputs_root
@@ -45,6 +51,14 @@ def build_preview(prof, bench_dir: Path | None = None, only: Sequence[str] | Non
         if line.usd is not None:
             line.usd = round(line.usd, 4)
     cap_at_budgets(pv.lines)
+    if detect is not None:
+        try:
+            table, pv.budget_notes = budget_table(b, detect, only=only)
+            pv.budget = as_records(table)
+        except UserError as e:
+            if strict_budget:
+                raise
+            pv.notes.append(f"budget not computed: {e}")
     pv.notes.append("tokens by litellm's token counter (one tiktoken encoding for every model)")
     pv.notes.append(f"local llama.cpp rates: {rates}")
     if any(x.usd is None for x in pv.lines):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import UserError, exit_on_user_error
 from ..pipeline_steps import known_only
+from .budget import DEFAULT_DETECT
 from .estimate import build_preview
 from .lines import Preview
 from .pricing import model_kind
@@ -44,10 +45,15 @@ def refusals(pv: Preview, gateway) -> list[str]:
 
 
 def run_preview(
-    profile: str, quiet: bool = False, only: Sequence[str] | None = None
+    profile: str,
+    quiet: bool = False,
+    only: Sequence[str] | None = None,
+    detect: float | None = DEFAULT_DETECT,
+    strict_budget: bool = True,
 ) -> tuple[Preview, list[str], Path]:
     """Build, print and write the preview of ``profile`` (its notebooks in ``only``, else all) after the
-    checks of :func:`shopbench.plancheck.check_plan`; returns it with its refusals and the file."""
+    checks of :func:`shopbench.plancheck.check_plan`, with the budget to detect ``detect`` (issue 29
+    item 5); returns it with its refusals and the file."""
     from ..config import claim_outputs, load_profile
     from ..plancheck import check_plan
 
@@ -59,7 +65,7 @@ def run_preview(
 
             if not active():
                 stack.enter_context(pointed_at("http://127.0.0.1:0"))
-        pv = build_preview(prof, only=only)
+        pv = build_preview(prof, only=only, detect=detect, strict_budget=strict_budget)
         if only:
             pv.notes.append(f"only the notebooks {', '.join(only)} (--only)")
         pv.notes.extend(notes)
@@ -89,7 +95,7 @@ def needs_gate(prof) -> bool:
 def check_before_run(profile: str, only: Sequence[str] | None = None) -> Preview:
     """The pipeline's gate: print the preview, raise a :class:`UserError` when a limit is exceeded;
     returns the preview (the preflight reuses its prompt sizes, issue 25)."""
-    pv, refused, path = run_preview(profile, only=only)
+    pv, refused, path = run_preview(profile, only=only, strict_budget=False)
     if refused:
         raise UserError("this run would exceed its limits: " + "; ".join(refused),
                         fix=f"see {path}; change the setting named above and run again")  # fmt: skip
@@ -101,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m shopbench.preview", description=DESCRIPTION)
     ap.add_argument("--profile", default="paper", help="profile name (params/<name>.yaml) or a YAML path")
     ap.add_argument("--only", nargs="*", help="preview only these notebooks (as pipeline run --only)")
+    ap.add_argument("--detect", type=float, default=DEFAULT_DETECT, metavar="DELTA",
+                    help="the difference the budget section is about (default 0.05 = 5 points; issue 29 item 5)")  # fmt: skip
     a = ap.parse_args(argv)
     if a.only:
         known_only(a.only)
-    run_preview(a.profile, only=a.only)
+    run_preview(a.profile, only=a.only, detect=a.detect)
     return 0  # a preview informs; the pipeline refuses (check_before_run)

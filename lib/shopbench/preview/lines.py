@@ -44,6 +44,9 @@ class Preview:
     profile: str
     lines: list[Line] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: tasks × repeats to detect a difference, per planned comparison (issue 29 item 5; :mod:`.budget`)
+    budget: list[dict] = field(default_factory=list)
+    budget_notes: list[str] = field(default_factory=list)
 
     def total(self, kinds: Sequence[str] | None = None, only_available: bool = False) -> dict:
         ls = [
@@ -73,4 +76,6 @@ class Preview:
                 "local_available": self.total(["llamacpp", "embedded"], only_available=True),
             },
             "notes": self.notes,
+            "budget": self.budget,
+            "budget_notes": self.budget_notes,
         }

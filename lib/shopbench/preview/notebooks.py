@@ -73,6 +73,14 @@ def sample_build(prof) -> Any:
 _BUILDS: dict[str, Any] = {}
 
 
+def judged_records(params) -> int:
+    """Records notebook 20 judges per run at the profile's sizes: ``test_goods`` × 5 + the swap slice
+    (the test split), else ``test_goods`` × 5."""
+    J, P = params.judging, params.paceshop
+    goods = min(P.test_goods, P.n_queries * P.personas_per_query // 3)
+    return goods * 5 + min(P.swap_slice, goods) if J.split == "test" else goods * 5
+
+
 # ---- per notebook ---------------------------------------------------------------------------------
 class Builder:
     """A profile's preview lines, one method per notebook (:func:`shopbench.preview.build_preview` calls
@@ -148,9 +156,8 @@ class Builder:
     def judging(self) -> None:
         from ..judges.pace.protocols import PROTOCOLS, get_protocol, messages
 
-        J, P = self.params.judging, self.params.paceshop
-        goods = min(P.test_goods, P.n_queries * P.personas_per_query // 3)
-        n_test = goods * 5 + min(P.swap_slice, goods) if J.split == "test" else goods * 5
+        J = self.params.judging
+        n_test = judged_records(self.params)
         recs = [r for r in self.build.records if r.split == "test"][:SAMPLE_RECORDS] or self.build.records[
             :SAMPLE_RECORDS
         ]

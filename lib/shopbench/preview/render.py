@@ -36,6 +36,12 @@ def render(pv: Preview) -> str:
     lines += [f"note: {n}" for n in pv.notes]
     methods = sorted({f"{x.notebook}: {x.method}" for x in pv.lines})
     lines += ["how:"] + [f"  {m}" for m in methods]
+    if pv.budget or pv.budget_notes:
+        import pandas as pd
+
+        from .budget import render_budget
+
+        lines += ["", render_budget(pd.DataFrame(pv.budget), pv.budget_notes)]
     return "\n".join(lines)
 
 

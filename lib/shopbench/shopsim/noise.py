@@ -120,7 +120,8 @@ def _key(component: str) -> str:
 def noise_floor_table(run: NoiseRun, outcomes: Sequence[str] = tuple(OUTCOMES), *, n_boot: int = 2000,
                       seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """``shop_noise_floor``: one row per agent and outcome — ``agent``, ``kind``, ``outcome``, ``n_tasks``,
-    ``n_trials``, ``mean``, ``share_<source>`` with ``_ci_low``/``_ci_high`` for task, agent, user,
+    ``n_trials``, ``mean``, ``var_total`` (the sum of the variance components: share × var_total is a
+    component's variance), ``share_<source>`` with ``_ci_low``/``_ci_high`` for task, agent, user,
     agent × user (the LLM agent's highest-order term: it also holds the trial noise) and judge, and
     ``why`` (the sources fixed by construction, or why no share is given)."""
     from ..stats import variance_components
@@ -132,7 +133,8 @@ def noise_floor_table(run: NoiseRun, outcomes: Sequence[str] = tuple(OUTCOMES), 
             f = sub[["trial_id", "agent_seed", "user_seed", "judge_seed", outcome]].dropna()
             row: dict[str, Any] = {"agent": agent, "kind": kind, "outcome": outcome,
                                    "n_tasks": int(f["trial_id"].nunique()), "n_trials": len(f),
-                                   "mean": float(f[outcome].mean()) if len(f) else np.nan}  # fmt: skip
+                                   "mean": float(f[outcome].mean()) if len(f) else np.nan,
+                                   "var_total": 0.0 if len(f) else np.nan}  # fmt: skip
             for c in SOURCES:
                 row[_key(c)] = row[_key(c) + "_ci_low"] = row[_key(c) + "_ci_high"] = np.nan
             fixed = (
@@ -153,6 +155,7 @@ def noise_floor_table(run: NoiseRun, outcomes: Sequence[str] = tuple(OUTCOMES), 
                 k = _key(r["component"])
                 row[k], row[k + "_ci_low"], row[k + "_ci_high"] = r["share"], r["ci_low"], r["ci_high"]
             row["n_tasks"], row["n_trials"] = vc.attrs["n_tasks"], vc.attrs["n_trials"]
+            row["var_total"] = vc.attrs["total_variance"]  # the preview's budget reads it (issue 29 item 5)
             row["why"] = "; ".join(why)
             rows.append(row)
     return pd.DataFrame(rows)

@@ -37,6 +37,6 @@ _EXPORTS = {
     ".clustered": ["ClusteredMean", "clustered_mean", "clustered_mean_arrays", "clustered_means"],
     ".variance": ["variance_components", "one_way_components"],
     ".paired": ["PairedComparison", "paired_difference", "paired_design_table"],
-    ".power": ["minimum_detectable_effect", "tasks_needed", "design_table"],
+    ".power": ["minimum_detectable_effect", "tasks_needed", "repeats_needed", "design_table"],
 }  # fmt: skip
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -77,6 +77,25 @@ def tasks_needed(
     return max(2, ceil(_z(alpha, power) ** 2 * (task_var + within_var / n_repeats) / delta**2))
 
 
+def repeats_needed(
+    delta: float,
+    task_var: float,
+    within_var: float,
+    n_tasks: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+) -> int | None:
+    """Repeats per task that detect ``delta`` on ``n_tasks`` tasks (issue 29, item 5; Miller §5), or
+    ``None`` when no number of repeats does: ``R = ceil(within_var / (n_tasks·delta²/(z+z)² − task_var))``
+    (at least 1), reachable only when ``n_tasks·delta²/(z+z)² > task_var`` — repeats shrink the
+    within-task term alone, never the between-task one."""
+    _check(task_var, within_var, delta=abs(delta), n_tasks=n_tasks)
+    room = n_tasks * delta**2 / _z(alpha, power) ** 2 - task_var
+    if room <= 0:
+        return None
+    return max(1, ceil(within_var / room - 1e-12))
+
+
 def design_table(
     delta: float,
     task_var: float,
