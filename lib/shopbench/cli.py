@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .errors import ParamError, UserError
 
@@ -397,25 +397,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.print_help()
         return EXIT_BAD_INPUT
     try:
-        if a.command == "list":
-            return cmd_list(a.models, a.kind)
-        if a.command == "schema":
-            return cmd_schema(a.name)
-        if a.command == "domains":
-            return cmd_domains(a)
-        if a.command == "score":
-            return cmd_score(a)
-        if a.command == "logs":
-            return cmd_logs(a)
-        if a.command == "preview":
-            return cmd_preview(a)
-        if a.command == "compare":
-            return cmd_compare(a)
-        if a.command == "merge":
-            return cmd_merge(a)
-        if a.command == "export":
-            return cmd_export(a)
-        return cmd_eval(a)
+        commands: dict[str, Callable[[argparse.Namespace], int]] = {
+            "list": lambda a: cmd_list(a.models, a.kind),
+            "schema": lambda a: cmd_schema(a.name),
+            "domains": cmd_domains,
+            "score": cmd_score,
+            "logs": cmd_logs,
+            "preview": cmd_preview,
+            "compare": cmd_compare,
+            "merge": cmd_merge,
+            "export": cmd_export,
+        }
+        return commands.get(a.command, cmd_eval)(a)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -20,6 +20,7 @@ broken one way each.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -56,6 +57,27 @@ def case(name: str, loader: str, owner: str = "data files") -> Callable:
         return fn
 
     return register
+
+
+def cases(
+    family: str,
+    loader: str,
+    build: Callable,
+    rows: list[tuple[str, Any, str | Callable[[Fixtures], str] | None]],
+    owner: str = "data files",
+) -> None:
+    """Register one case per ``(name, edit, where)`` row: ``build(d, fx, edit)`` writes the broken
+    input and returns ``(call, file)``; ``where`` is the place its error must name (None: no place; a
+    function: of the fixtures). One row per case of issue 12 §2."""
+
+    def make(d: Path, fx: Fixtures, edit: Any, where: Any) -> tuple[Thunk, str, str | None]:
+        call, file = build(d, fx, edit)
+        return call, file, where(fx) if callable(where) else where
+
+    for name, edit, where in rows:
+        CASES.append(
+            Case(f"{family}: {name}", loader, owner, functools.partial(make, edit=edit, where=where))
+        )
 
 
 # ---- valid inputs, made once ---------------------------------------------------------------------
@@ -194,98 +216,61 @@ def _dup_key(line: str, key: str, raw: str) -> str:
 # ---- shop catalog (shopsim.catalog.files.load_products) ------------------------------------------------
 
 
-def _shop(d: Path, fx: Fixtures, lines: list[str] | bytes, name: str = "catalog.jsonl"):
+_SHOP = "shopsim.catalog.files.load_products"
+
+
+def _shop(d: Path, fx: Fixtures, edit: Callable[[list[str]], list[str] | bytes], name: str = "catalog.jsonl"):
+    """The catalog file ``edit`` makes of the valid records' lines."""
     from ..shopsim.catalog.files import load_products
 
+    lines = edit(_lines(fx.shop_records))
     data = lines if isinstance(lines, bytes) else "\n".join(lines) + "\n"
     p = _write(d / name, data)
     return (lambda: load_products(p)), p.name
 
 
-@case("shop catalog: missing file", "shopsim.catalog.files.load_products")
+@case("shop catalog: missing file", _SHOP)
 def _shop_catalog_missing_file(d, fx):
     from ..shopsim.catalog.files import load_products
 
     return (lambda: load_products(d / "nope.jsonl")), "nope.jsonl", None
 
 
-@case("shop catalog: empty file", "shopsim.catalog.files.load_products")
-def _shop_catalog_empty_file(d, fx):
-    return (*_shop(d, fx, b""), None)
+cases("shop catalog", _SHOP, _shop, [
+    ("empty file", lambda ls: b"", None),
+    ("non-UTF-8 byte on line 2", lambda ls: (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n", "line 2"),
+    ("invalid JSON on line 3", lambda ls: [*ls[:2], ls[2][:-5], *ls[3:]], "line 3"),
+])  # fmt: skip
 
 
-@case("shop catalog: non-UTF-8 byte on line 2", "shopsim.catalog.files.load_products")
-def _shop_catalog_non_utf_8_byte_on_line_2(d, fx):
-    ls = _lines(fx.shop_records)
-    data = (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"
-    return (*_shop(d, fx, data), "line 2")
-
-
-@case("shop catalog: invalid JSON on line 3", "shopsim.catalog.files.load_products")
-def _shop_catalog_invalid_json_on_line_3(d, fx):
-    ls = _lines(fx.shop_records)
-    ls[2] = ls[2][:-5]
-    return (*_shop(d, fx, ls), "line 3")
-
-
-@case("shop catalog: .json file not JSON", "shopsim.catalog.files.load_products")
+@case("shop catalog: .json file not JSON", _SHOP)
 def _shop_catalog_json_file_not_json(d, fx):
-    return (*_shop(d, fx, ['[{"product_id": 1,'], name="catalog.json"), "line 2")
+    return (*_shop(d, fx, lambda ls: ['[{"product_id": 1,'], name="catalog.json"), "line 2")
 
 
-@case("shop catalog: price NaN", "shopsim.catalog.files.load_products")
-def _shop_catalog_price_nan(d, fx):
-    ls = _lines(fx.shop_records)
-    ls[1] = _set(ls[1], "price", "NaN")
-    return (*_shop(d, fx, ls), "line 2")
+def _pid(i: int) -> Callable[[Fixtures], str]:
+    return lambda fx: fx.shop_records[i]["product_id"]
 
 
-@case("shop catalog: price Infinity", "shopsim.catalog.files.load_products")
-def _shop_catalog_price_infinity(d, fx):
-    ls = _lines(fx.shop_records)
-    ls[0] = _set(ls[0], "price", "Infinity")
-    return (*_shop(d, fx, ls), "line 1")
+cases("shop catalog", _SHOP, _shop, [
+    ("price NaN", lambda ls: [ls[0], _set(ls[1], "price", "NaN"), *ls[2:]], "line 2"),
+    ("price Infinity", lambda ls: [_set(ls[0], "price", "Infinity"), *ls[1:]], "line 1"),
+    ("price is text", lambda ls: [ls[0], _set(ls[1], "price", '"12.50"'), *ls[2:]], _pid(1)),
+    ("title missing", lambda ls: [ls[0], _drop(ls[1], "title"), *ls[2:]], _pid(1)),
+    ("duplicate product_id", lambda ls: [*ls, ls[0]], _pid(0)),
+    ("duplicate key in a record", lambda ls: [ls[0], _dup_key(ls[1], "price", "1.0"), *ls[2:]], "line 2"),
+])  # fmt: skip
 
 
-@case("shop catalog: price is text", "shopsim.catalog.files.load_products")
-def _shop_catalog_price_is_text(d, fx):
-    ls = _lines(fx.shop_records)
-    ls[1] = _set(ls[1], "price", '"12.50"')
-    return (*_shop(d, fx, ls), fx.shop_records[1]["product_id"])
-
-
-@case("shop catalog: title missing", "shopsim.catalog.files.load_products")
-def _shop_catalog_title_missing(d, fx):
-    ls = _lines(fx.shop_records)
-    ls[1] = _drop(ls[1], "title")
-    return (*_shop(d, fx, ls), fx.shop_records[1]["product_id"])
-
-
-@case("shop catalog: duplicate product_id", "shopsim.catalog.files.load_products")
-def _shop_catalog_duplicate_product_id(d, fx):
-    ls = _lines(fx.shop_records)
-    ls.append(ls[0])
-    return (*_shop(d, fx, ls), fx.shop_records[0]["product_id"])
-
-
-@case("shop catalog: duplicate key in a record", "shopsim.catalog.files.load_products")
-def _shop_catalog_duplicate_key_in_a_record(d, fx):
-    ls = _lines(fx.shop_records)
-    ls[1] = _dup_key(ls[1], "price", "1.0")
-    return (*_shop(d, fx, ls), "line 2")
-
-
-@case("shop catalog: top level is a number", "shopsim.catalog.files.load_products")
+@case("shop catalog: top level is a number", _SHOP)
 def _shop_catalog_top_level_is_a_number(d, fx):
-    return (*_shop(d, fx, ["42"], name="catalog.json"), None)
+    return (*_shop(d, fx, lambda ls: ["42"], name="catalog.json"), None)
 
 
-@case("shop catalog: negative stock", "shopsim.catalog.files.load_products")
+@case("shop catalog: negative stock", _SHOP)
 def _shop_catalog_negative_stock(d, fx):
-    ls = _lines(fx.shop_records)
     rec = dict(fx.shop_records[2], stock=-3, variants=[])
-    ls[2] = json.dumps(rec)
-    return (*_shop(d, fx, ls), rec["product_id"])
+    return (*_shop(d, fx, lambda ls: [*ls[:2], json.dumps(rec), *ls[3:]]), rec["product_id"])
 
 
 # ---- generic JSON products (catalog.importers.load_json_products) ---------------------------------
@@ -317,45 +302,16 @@ def _json_products_missing_file(d, fx):
     return (lambda: load_json_products(d / "none.json")), "none.json", None
 
 
-@case("json products: empty file", "catalog.importers.load_json_products")
-def _json_products_empty_file(d, fx):
-    return (*_jp(d, ""), None)
-
-
-@case("json products: non-UTF-8", "catalog.importers.load_json_products")
-def _json_products_non_utf_8(d, fx):
-    return (*_jp(d, _jp_text().encode().replace(b"Trail shoe 2", b"Trail sh\xf6e 2")), "line")
-
-
-@case("json products: invalid JSON", "catalog.importers.load_json_products")
-def _json_products_invalid_json(d, fx):
-    return (*_jp(d, _jp_text()[:-3]), "line")
-
-
-@case("json products: price NaN", "catalog.importers.load_json_products")
-def _json_products_price_nan(d, fx):
-    return (*_jp(d, _jp_text(raw=(1, "price", "NaN"))), "record 1")
-
-
-@case("json products: integer title", "catalog.importers.load_json_products")
-def _json_products_integer_title(d, fx):
-    return (*_jp(d, _jp_text(raw=(1, "title", "12345"))), "record")
-
-
-@case("json products: duplicate id", "catalog.importers.load_json_products")
-def _json_products_duplicate_id(d, fx):
-    return (*_jp(d, _jp_text(_JSON_PRODUCTS + [_JSON_PRODUCTS[0]])), "record")
-
-
-@case("json products: top level is text", "catalog.importers.load_json_products")
-def _json_products_top_level_is_text(d, fx):
-    return (*_jp(d, '"products"'), None)
-
-
-@case("json products: duplicate key", "catalog.importers.load_json_products")
-def _json_products_duplicate_key(d, fx):
-    text = _jp_text().replace('"brand": "Ridge"', '"brand": "Ridge", "brand": "Other"', 1)
-    return (*_jp(d, text), "record 0")
+cases("json products", "catalog.importers.load_json_products", lambda d, fx, data: _jp(d, data), [
+    ("empty file", "", None),
+    ("non-UTF-8", _jp_text().encode().replace(b"Trail shoe 2", b"Trail sh\xf6e 2"), "line"),
+    ("invalid JSON", _jp_text()[:-3], "line"),
+    ("price NaN", _jp_text(raw=(1, "price", "NaN")), "record 1"),
+    ("integer title", _jp_text(raw=(1, "title", "12345")), "record"),
+    ("duplicate id", _jp_text(_JSON_PRODUCTS + [_JSON_PRODUCTS[0]]), "record"),
+    ("top level is text", '"products"', None),
+    ("duplicate key", _jp_text().replace('"brand": "Ridge"', '"brand": "Ridge", "brand": "Other"', 1), "record 0"),
+])  # fmt: skip
 
 
 # ---- ESCI parquet (catalog.importers.load_esci) ---------------------------------------------------
@@ -457,8 +413,14 @@ def _records(d: Path, fx: Fixtures, edit: Callable[[list[str]], list[str] | byte
     return (lambda: load_records(b)), p.name
 
 
-def _rid(lines: list[str], i: int) -> str:
-    return json.loads(lines[i])["record_id"]
+def _rid(i: int) -> Callable[[Fixtures], str]:
+    """The record id on line ``i + 1`` of the valid build's records."""
+
+    def rid(fx: Fixtures) -> str:
+        lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
+        return json.loads(lines[i])["record_id"]
+
+    return rid
 
 
 @case("records: no build folder", "paceshop.build.load_records")
@@ -477,45 +439,15 @@ def _records_records_file_missing(d, fx):
     return (lambda: load_records(b)), "records_packaged.jsonl", None
 
 
-@case("records: empty records file", "paceshop.build.load_records")
-def _records_empty_records_file(d, fx):
-    return (*_records(d, fx, lambda ls: b""), None)
-
-
-@case("records: invalid JSON on line 2", "paceshop.build.load_records")
-def _records_invalid_json_on_line_2(d, fx):
-    return (*_records(d, fx, lambda ls: [ls[0], ls[1][:40], *ls[2:]]), "line 2")
-
-
-@case("records: non-UTF-8 byte on line 3", "paceshop.build.load_records")
-def _records_non_utf_8_byte_on_line_3(d, fx):
-    return (
-        *_records(d, fx, lambda ls: "\n".join(ls[:2]).encode() + b"\n" + _latin1_line(ls[2]) + b"\n"),
-        "line 3",
-    )
-
-
-@case("records: required field missing", "paceshop.build.load_records")
-def _records_required_field_missing(d, fx):
-    lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
-    return (*_records(d, fx, lambda ls: [ls[0], _drop(ls[1], "query"), *ls[2:]]), _rid(lines, 1))
-
-
-@case("records: duplicate record_id", "paceshop.build.load_records")
-def _records_duplicate_record_id(d, fx):
-    lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
-    return (*_records(d, fx, lambda ls: [*ls, ls[0]]), _rid(lines, 0))
-
-
-@case("records: tier NaN", "paceshop.build.load_records")
-def _records_tier_nan(d, fx):
-    return (*_records(d, fx, lambda ls: [ls[0], _set(ls[1], "tier", "NaN"), *ls[2:]]), "line 2")
-
-
-@case("records: tier is text", "paceshop.build.load_records")
-def _records_tier_is_text(d, fx):
-    lines = (fx.build_dir / "records_packaged.jsonl").read_text(encoding="utf-8").splitlines()
-    return (*_records(d, fx, lambda ls: [ls[0], _set(ls[1], "tier", '"high"'), *ls[2:]]), _rid(lines, 1))
+cases("records", "paceshop.build.load_records", _records, [
+    ("empty records file", lambda ls: b"", None),
+    ("invalid JSON on line 2", lambda ls: [ls[0], ls[1][:40], *ls[2:]], "line 2"),
+    ("non-UTF-8 byte on line 3", lambda ls: "\n".join(ls[:2]).encode() + b"\n" + _latin1_line(ls[2]) + b"\n", "line 3"),
+    ("required field missing", lambda ls: [ls[0], _drop(ls[1], "query"), *ls[2:]], _rid(1)),
+    ("duplicate record_id", lambda ls: [*ls, ls[0]], _rid(0)),
+    ("tier NaN", lambda ls: [ls[0], _set(ls[1], "tier", "NaN"), *ls[2:]], "line 2"),
+    ("tier is text", lambda ls: [ls[0], _set(ls[1], "tier", '"high"'), *ls[2:]], _rid(1)),
+])  # fmt: skip
 
 
 # ---- personas (paceshop.personas.load_personas) --------------------------------------------------
@@ -545,40 +477,27 @@ def _personas_missing_file(d, fx):
     return (lambda: _load_personas(d / "personas.jsonl")), "personas.jsonl", None
 
 
-@case("personas: empty file", "paceshop.personas.load_personas")
-def _personas_empty_file(d, fx):
-    return (*_personas(d, fx, lambda ls: b""), None)
-
-
-@case("personas: non-UTF-8 byte on line 2", "paceshop.personas.load_personas")
-def _personas_non_utf_8_byte_on_line_2(d, fx):
-    return (*_personas(d, fx, lambda ls: (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"), "line 2")
-
-
-@case("personas: invalid JSON on line 4", "paceshop.personas.load_personas")
-def _personas_invalid_json_on_line_4(d, fx):
-    return (*_personas(d, fx, lambda ls: [*ls[:3], "{" + ls[3]]), "line 4")
-
-
-@case("personas: required field missing", "paceshop.personas.load_personas")
-def _personas_required_field_missing(d, fx):
-    return (*_personas(d, fx, lambda ls: [ls[0], _drop(ls[1], "preferences"), *ls[2:]]), "line 2")
-
-
-@case("personas: duplicate persona_id", "paceshop.personas.load_personas")
-def _personas_duplicate_persona_id(d, fx):
-    return (*_personas(d, fx, lambda ls: [*ls, ls[1]]), "line 5")
+cases("personas", "paceshop.personas.load_personas", _personas, [
+    ("empty file", lambda ls: b"", None),
+    ("non-UTF-8 byte on line 2", lambda ls: (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n", "line 2"),
+    ("invalid JSON on line 4", lambda ls: [*ls[:3], "{" + ls[3]], "line 4"),
+    ("required field missing", lambda ls: [ls[0], _drop(ls[1], "preferences"), *ls[2:]], "line 2"),
+    ("duplicate persona_id", lambda ls: [*ls, ls[1]], "line 5"),
+])  # fmt: skip
 
 
 # ---- human study (annotate.humanstudy.load_human_study) ------------------------------------------
 
 
-def _study(d: Path, fx: Fixtures, rel: str, edit: Callable[[str], str | bytes]):
+def _study(d: Path, fx: Fixtures, edit: tuple[str, Callable[[str], str | bytes]]):
+    """The study with its file ``edit[0]`` rewritten by ``edit[1]``."""
     from ..annotate.humanstudy import load_human_study
+
+    rel, edit_text = edit
 
     s = fx.study_copy(d)
     p = s / rel
-    out = edit(p.read_text(encoding="utf-8"))
+    out = edit_text(p.read_text(encoding="utf-8"))
     p.write_bytes(out if isinstance(out, bytes) else out.encode())
     return (lambda: load_human_study(s)), p.name
 
@@ -590,6 +509,11 @@ def _first_pref(text: str, raw: str) -> str:
     return re.sub(r'"judge_preference": \d', f'"judge_preference": {raw}', text, count=1)
 
 
+def _dup_first_row(text: str, indent: int) -> str:
+    rows = json.loads(text)
+    return json.dumps(rows + [rows[0]], indent=indent)
+
+
 @case("human study: missing folder", "annotate.humanstudy.load_human_study")
 def _human_study_missing_folder(d, fx):
     from ..annotate.humanstudy import load_human_study
@@ -597,77 +521,22 @@ def _human_study_missing_folder(d, fx):
     return (lambda: load_human_study(d / "study")), "study", None
 
 
-@case("human study: answer key not UTF-8", "annotate.humanstudy.load_human_study")
-def _human_study_answer_key_not_utf_8(d, fx):
-    return (
-        *_study(d, fx, "answer_key.json", lambda t: t.encode().replace(b'"kept"', b'"k\xe9pt"', 1)),
-        "line",
-    )
-
-
-@case("human study: annotator file not UTF-8", "annotate.humanstudy.load_human_study")
-def _human_study_annotator_file_not_utf_8(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: t.encode().replace(b'"id"', b'"\xffid"', 1)), "line")
-
-
-@case("human study: judge_preference NaN", "annotate.humanstudy.load_human_study")
-def _human_study_judge_preference_nan(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "NaN")), "record 0")
-
-
-@case("human study: judge_preference Infinity", "annotate.humanstudy.load_human_study")
-def _human_study_judge_preference_infinity(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "Infinity")), "record 0")
-
-
-@case("human study: judge_preference 2.0", "annotate.humanstudy.load_human_study")
-def _human_study_judge_preference_2_0(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: _first_pref(t, "2.0")), "row 0")
-
-
-@case("human study: judge_preference missing", "annotate.humanstudy.load_human_study")
-def _human_study_judge_preference_missing(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: re.sub(r'"judge_preference": \d,?', "", t, count=1)), "row 0")
-
-
-@case("human study: confidence is text", "annotate.humanstudy.load_human_study")
-def _human_study_confidence_is_text(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: re.sub(r'"confidence": \d+', '"confidence": "high"', t, count=1)),
-            "row 0")  # fmt: skip
-
-
-@case("human study: duplicate id in an annotator file", "annotate.humanstudy.load_human_study")
-def _human_study_duplicate_id_in_an_annotator_file(d, fx):
-    def edit(t):
-        rows = json.loads(t)
-        return json.dumps(rows + [rows[0]], indent=1)
-
-    return (*_study(d, fx, _ANN, edit), "row")
-
-
-@case("human study: duplicate key in a row", "annotate.humanstudy.load_human_study")
-def _human_study_duplicate_key_in_a_row(d, fx):
-    return (*_study(d, fx, _ANN, lambda t: re.sub(r'("judge_preference": \d)', r'\1, "judge_preference": 1', t,
-                                                  count=1)), "record 0")  # fmt: skip
-
-
-@case("human study: answer key invalid JSON", "annotate.humanstudy.load_human_study")
-def _human_study_answer_key_invalid_json(d, fx):
-    return (*_study(d, fx, "answer_key.json", lambda t: t[:-10]), "line")
-
-
-@case("human study: answer key empty", "annotate.humanstudy.load_human_study")
-def _human_study_answer_key_empty(d, fx):
-    return (*_study(d, fx, "answer_key.json", lambda t: ""), None)
-
-
-@case("human study: answer key duplicate id", "annotate.humanstudy.load_human_study")
-def _human_study_answer_key_duplicate_id(d, fx):
-    def edit(t):
-        rows = json.loads(t)
-        return json.dumps(rows + [rows[0]], indent=2)
-
-    return (*_study(d, fx, "answer_key.json", edit), "row")
+_KEY = "answer_key.json"
+cases("human study", "annotate.humanstudy.load_human_study", _study, [
+    ("answer key not UTF-8", (_KEY, lambda t: t.encode().replace(b'"kept"', b'"k\xe9pt"', 1)), "line"),
+    ("annotator file not UTF-8", (_ANN, lambda t: t.encode().replace(b'"id"', b'"\xffid"', 1)), "line"),
+    ("judge_preference NaN", (_ANN, lambda t: _first_pref(t, "NaN")), "record 0"),
+    ("judge_preference Infinity", (_ANN, lambda t: _first_pref(t, "Infinity")), "record 0"),
+    ("judge_preference 2.0", (_ANN, lambda t: _first_pref(t, "2.0")), "row 0"),
+    ("judge_preference missing", (_ANN, lambda t: re.sub(r'"judge_preference": \d,?', "", t, count=1)), "row 0"),
+    ("confidence is text", (_ANN, lambda t: re.sub(r'"confidence": \d+', '"confidence": "high"', t, count=1)), "row 0"),
+    ("duplicate id in an annotator file", (_ANN, lambda t: _dup_first_row(t, indent=1)), "row"),
+    ("duplicate key in a row", (_ANN, lambda t: re.sub(r'("judge_preference": \d)', r'\1, "judge_preference": 1', t,
+                                                       count=1)), "record 0"),
+    ("answer key invalid JSON", (_KEY, lambda t: t[:-10]), "line"),
+    ("answer key empty", (_KEY, lambda t: ""), None),
+    ("answer key duplicate id", (_KEY, lambda t: _dup_first_row(t, indent=2)), "row"),
+])  # fmt: skip
 
 
 @case("human study: answer key row lacks criterion_name", "annotate.humanstudy.load_human_study")
@@ -677,7 +546,7 @@ def _human_study_answer_key_row_lacks_criterion_name(d, fx):
         del rows[1]["criterion_name"]
         return json.dumps(rows, indent=2)
 
-    return (*_study(d, fx, "answer_key.json", edit), "row 1")
+    return (*_study(d, fx, (_KEY, edit)), "row 1")
 
 
 @case("human study: no panel folders", "annotate.humanstudy.load_human_study")
@@ -703,50 +572,33 @@ def _human_study_a_pair_rated_by_two_panels(d, fx):
 # ---- annotation store (annotate.store.AnnotationStore.rows) --------------------------------------
 
 
-def _store(d: Path, fx: Fixtures, data: list[str] | bytes):
+def _store(d: Path, fx: Fixtures, edit: Callable[[list[str]], list[str] | bytes]):
+    """The answers file ``edit`` makes of the lines of two valid answers."""
     from ..annotate.store import AnnotationStore
 
+    data = edit(fx.store_lines)
     p = _write(d / "answers" / "ann1.jsonl", data if isinstance(data, bytes) else "\n".join(data) + "\n")
     return (lambda: AnnotationStore(p.parent).rows("ann1")), p.name
 
 
-@case("answer store: non-UTF-8 byte on line 2", "annotate.store.AnnotationStore.rows")
-def _answer_store_non_utf_8_byte_on_line_2(d, fx):
-    ls = fx.store_lines
-    return (*_store(d, fx, (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n"), "line 2")
-
-
-@case("answer store: invalid JSON on line 1", "annotate.store.AnnotationStore.rows")
-def _answer_store_invalid_json_on_line_1(d, fx):
-    return (*_store(d, fx, ["{not json", fx.store_lines[1]]), "line 1")
-
-
-@case("answer store: field missing", "annotate.store.AnnotationStore.rows")
-def _answer_store_field_missing(d, fx):
-    return (*_store(d, fx, [fx.store_lines[0], _drop(fx.store_lines[1], "confidence")]), "line 2")
-
-
-@case("answer store: confidence 75", "annotate.store.AnnotationStore.rows")
-def _answer_store_confidence_75(d, fx):
-    return (*_store(d, fx, [_set(fx.store_lines[0], "confidence", "75"), fx.store_lines[1]]), "line 1")
-
-
-@case("answer store: time_spent_s NaN", "annotate.store.AnnotationStore.rows")
-def _answer_store_time_spent_s_nan(d, fx):
-    return (*_store(d, fx, [fx.store_lines[0], _set(fx.store_lines[1], "time_spent_s", "NaN")]), "line 2")
-
-
-@case("answer store: duplicate key", "annotate.store.AnnotationStore.rows")
-def _answer_store_duplicate_key(d, fx):
-    return (*_store(d, fx, [_dup_key(fx.store_lines[0], "choice", '"B"'), fx.store_lines[1]]), "line 1")
+cases("answer store", "annotate.store.AnnotationStore.rows", _store, [
+    ("non-UTF-8 byte on line 2", lambda ls: (ls[0] + "\n").encode() + _latin1_line(ls[1]) + b"\n", "line 2"),
+    ("invalid JSON on line 1", lambda ls: ["{not json", ls[1]], "line 1"),
+    ("field missing", lambda ls: [ls[0], _drop(ls[1], "confidence")], "line 2"),
+    ("confidence 75", lambda ls: [_set(ls[0], "confidence", "75"), ls[1]], "line 1"),
+    ("time_spent_s NaN", lambda ls: [ls[0], _set(ls[1], "time_spent_s", "NaN")], "line 2"),
+    ("duplicate key", lambda ls: [_dup_key(ls[0], "choice", '"B"'), ls[1]], "line 1"),
+])  # fmt: skip
 
 
 # ---- pair files and tau-bench results (annotate.pairs) -------------------------------------------
 
 
-def _pairs(d: Path, fx: Fixtures, data: list[str] | bytes):
+def _pairs(d: Path, fx: Fixtures, edit: Callable[[list[str]], list[str] | bytes]):
+    """The pairs file ``edit`` makes of the lines of three valid pairs."""
     from ..annotate.pairs import read_pairs
 
+    data = edit(fx.pair_lines)
     p = _write(d / "pairs.jsonl", data if isinstance(data, bytes) else "\n".join(data) + "\n")
     return (lambda: read_pairs(p)), p.name
 
@@ -758,22 +610,11 @@ def _pairs_missing_file(d, fx):
     return (lambda: read_pairs(d / "pairs.jsonl")), "pairs.jsonl", None
 
 
-@case("pairs: invalid JSON on line 2", "annotate.pairs.read_pairs")
-def _pairs_invalid_json_on_line_2(d, fx):
-    ls = fx.pair_lines
-    return (*_pairs(d, fx, [ls[0], ls[1][:30], ls[2]]), "line 2")
-
-
-@case("pairs: non-UTF-8 byte on line 1", "annotate.pairs.read_pairs")
-def _pairs_non_utf_8_byte_on_line_1(d, fx):
-    ls = fx.pair_lines
-    return (*_pairs(d, fx, _latin1_line(ls[0]) + b"\n" + "\n".join(ls[1:]).encode() + b"\n"), "line 1")
-
-
-@case("pairs: duplicate pair id", "annotate.pairs.read_pairs")
-def _pairs_duplicate_pair_id(d, fx):
-    ls = fx.pair_lines
-    return (*_pairs(d, fx, [*ls, ls[0]]), "line 4")
+cases("pairs", "annotate.pairs.read_pairs", _pairs, [
+    ("invalid JSON on line 2", lambda ls: [ls[0], ls[1][:30], ls[2]], "line 2"),
+    ("non-UTF-8 byte on line 1", lambda ls: _latin1_line(ls[0]) + b"\n" + "\n".join(ls[1:]).encode() + b"\n", "line 1"),
+    ("duplicate pair id", lambda ls: [*ls, ls[0]], "line 4"),
+])  # fmt: skip
 
 
 def _tau(d: Path, data: Any, name: str = "gpt-4o-airline.json"):
@@ -946,55 +787,19 @@ def _profile_unknown_profile_name(d, fx):
     return (lambda: load_profile("nosuch")), "nosuch", None
 
 
-@case("profile: invalid YAML", "config.load_profile", "profiles")
-def _profile_invalid_yaml(d, fx):
-    return (*_profile(d, lambda t: t + "\ngateway: [unclosed\n"), "line")
-
-
-@case("profile: typo gateway.timeout_secs", "config.load_profile", "profiles")
-def _profile_typo_gateway_timeout_secs(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "gateway", "timeout_secs", "30")), None)
-
-
-@case("profile: top-level typo gatway", "config.load_profile", "profiles")
-def _profile_top_level_typo_gatway(d, fx):
-    return (*_profile(d, lambda t: t + "\ngatway:\n  timeout_s: 30\n"), None)
-
-
-@case("profile: gateway.max_retries -3", "config.load_profile", "profiles")
-def _profile_gateway_max_retries_3(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "gateway", "max_retries", "-3")), None)
-
-
-@case("profile: gateway.concurrency.openai 0", "config.load_profile", "profiles")
-def _profile_gateway_concurrency_openai_0(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: 0}")), None)
-
-
-@case("profile: gateway.concurrency.openai many", "config.load_profile", "profiles")
-def _profile_gateway_concurrency_openai_many(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: many}")), None)
-
-
-@case("profile: paceshop.n_queries true", "config.load_profile", "profiles")
-def _profile_paceshop_n_queries_true(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "paceshop", "n_queries", "true")), None)
-
-
-@case("profile: paceshop.n_queries -40", "config.load_profile", "profiles")
-def _profile_paceshop_n_queries_40(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "paceshop", "n_queries", "-40")), None)
-
-
-@case("profile: judging.repeats one", "config.load_profile", "profiles")
-def _profile_judging_repeats_one(d, fx):
-    return (*_profile(d, lambda t: _yaml_set(t, "judging", "repeats", "one")), None)
-
-
-@case("profile: a Google-style key in a value", "config.load_profile", "profiles")
-def _profile_a_google_style_key_in_a_value(d, fx):
-    key = "AIza" + "SyD-fake0123456789abcdefghijklmnopqr"
-    return (*_profile(d, lambda t: t + f"\nnotes: {key}\n"), None)
+_GOOGLE_KEY = "AIza" + "SyD-fake0123456789abcdefghijklmnopqr"
+cases("profile", "config.load_profile", lambda d, fx, edit: _profile(d, edit), [
+    ("invalid YAML", lambda t: t + "\ngateway: [unclosed\n", "line"),
+    ("typo gateway.timeout_secs", lambda t: _yaml_set(t, "gateway", "timeout_secs", "30"), None),
+    ("top-level typo gatway", lambda t: t + "\ngatway:\n  timeout_s: 30\n", None),
+    ("gateway.max_retries -3", lambda t: _yaml_set(t, "gateway", "max_retries", "-3"), None),
+    ("gateway.concurrency.openai 0", lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: 0}"), None),
+    ("gateway.concurrency.openai many", lambda t: _yaml_set(t, "gateway", "concurrency", "{openai: many}"), None),
+    ("paceshop.n_queries true", lambda t: _yaml_set(t, "paceshop", "n_queries", "true"), None),
+    ("paceshop.n_queries -40", lambda t: _yaml_set(t, "paceshop", "n_queries", "-40"), None),
+    ("judging.repeats one", lambda t: _yaml_set(t, "judging", "repeats", "one"), None),
+    ("a Google-style key in a value", lambda t: t + f"\nnotes: {_GOOGLE_KEY}\n", None),
+], owner="profiles")  # fmt: skip
 
 
 # ---- running and classifying ---------------------------------------------------------------------

@@ -130,10 +130,9 @@ def _rescore_pace_judge(log, src, origin, judge, targs, out, preview_only, echo)
         for k in ("protocol", "records", "profile", "split", "max_tokens", "n_boot")
         if old.get(k) is not None
     }
-    unknown = set(targs) - {"protocol", "n_boot"}
-    if unknown:
-        raise UserError(f"-T {sorted(unknown)[0]}: re-parsing a pace_judge log takes -T protocol=NAME and -T "
-                        "n_boot=N. Fix: drop the other -T options")  # fmt: skip
+    _only_targs(
+        targs, {"protocol", "n_boot"}, "re-parsing a pace_judge log takes -T protocol=NAME and -T n_boot=N"
+    )
     params = {**keep, **targs}
     params.setdefault("n_boot", 1000)
     if not int(params.get("n_boot") or 0):
@@ -216,22 +215,11 @@ def _rescore_pace_assistant(log, src, origin, judge, targs, out, preview_only, m
     from ..tasks.runner import eval as run_eval
     from ..tasks.runner import preview
 
-    if not judge:
-        raise UserError(
-            f"{src}: re-judging a pace_assistant log needs --judge MODEL. Fix: e.g. --judge local/checks"
-        )
-    from ..tasks.runner import _backbone
-
-    try:
-        _backbone(judge, targs.get("judge_base_url"), need_key=False)
-    except UserError as e:
-        raise UserError(str(e).replace("--model", "--judge", 1)) from None
+    _judge_backbone(judge, src, "pace_assistant", "local/checks", targs.get("judge_base_url"))
     ev = log["header"].get("eval") or {}
     old = _params(log)
-    unknown = set(targs) - {"protocol", "judge_base_url", "n_boot", "judge_max_tokens"}
-    if unknown:
-        raise UserError(f"-T {sorted(unknown)[0]}: re-judging a pace_assistant log takes -T protocol, "
-                        "judge_base_url, n_boot, judge_max_tokens. Fix: drop the other -T options")  # fmt: skip
+    _only_targs(targs, {"protocol", "judge_base_url", "n_boot", "judge_max_tokens"},
+                "re-judging a pace_assistant log takes -T protocol, judge_base_url, n_boot, judge_max_tokens")  # fmt: skip
     params = {
         k: old[k]
         for k in ("protocol", "records", "profile", "n_boot", "judge_max_tokens")
@@ -273,17 +261,12 @@ def _rescore_pace_assistant(log, src, origin, judge, targs, out, preview_only, m
 
 def _rejudge_pace_judge(log, src, origin, judge, targs, out, preview_only, echo) -> Path | None:
     """The log's samples judged by another judge ``judge`` (module docstring): its records, in its order."""
-    from ..tasks.runner import NoUsableAnswer, _backbone, preview
+    from ..tasks.runner import NoUsableAnswer, preview
     from ..tasks.runner import eval as run_eval
 
-    try:
-        _backbone(judge, targs.get("judge_base_url"), need_key=False)
-    except UserError as e:
-        raise UserError(str(e).replace("--model", "--judge", 1)) from None
-    unknown = set(targs) - {"protocol", "n_boot", "judge_base_url", "max_tokens"}
-    if unknown:
-        raise UserError(f"-T {sorted(unknown)[0]}: judging a pace_judge log's samples with --judge takes -T "
-                        "protocol, n_boot, judge_base_url, max_tokens. Fix: drop the other -T options")  # fmt: skip
+    _judge_backbone(judge, src, "pace_judge", "local/checks", targs.get("judge_base_url"))
+    _only_targs(targs, {"protocol", "n_boot", "judge_base_url", "max_tokens"},
+                "judging a pace_judge log's samples with --judge takes -T protocol, n_boot, judge_base_url, max_tokens")  # fmt: skip
     ev = log["header"].get("eval") or {}
     old = _params(log)
     params = {k: old[k] for k in ("protocol", "records", "profile", "split", "max_tokens", "n_boot")
@@ -317,16 +300,24 @@ def _rejudge_pace_judge(log, src, origin, judge, targs, out, preview_only, echo)
     return dest
 
 
-def _judge_backbone(judge: str | None, src: Path, task: str, example: str) -> None:
+def _judge_backbone(
+    judge: str | None, src: Path, task: str, example: str, base_url: str | None = None
+) -> None:
     """A usable ``--judge`` name, or one UserError (its message names --judge, not --model)."""
     from ..tasks.runner import _backbone
 
     if not judge:
         raise UserError(f"{src}: re-judging a {task} log needs --judge MODEL. Fix: e.g. --judge {example}")
     try:
-        _backbone(judge, None, need_key=False)
+        _backbone(judge, base_url, need_key=False)
     except UserError as e:
         raise UserError(str(e).replace("--model", "--judge", 1)) from None
+
+
+def _only_targs(targs: dict, allowed: set[str], takes: str) -> None:
+    """One UserError naming the first ``-T`` option the re-score does not take (``takes`` says what it does)."""
+    if unknown := set(targs) - allowed:
+        raise UserError(f"-T {sorted(unknown)[0]}: {takes}. Fix: drop the other -T options")
 
 
 # ---- shop_agent: the recorded trajectories scored by another judge (issue 30 item 2) -------------
@@ -346,10 +337,11 @@ def _rescore_shop_agent(log, src, origin, judge, targs, out, preview_only, max_c
 
     if judge != "deterministic":  # the rules judge is no model
         _judge_backbone(judge, src, "shop_agent", "local/schema-sampler or deterministic")
-    unknown = set(targs) - {"n_boot"}
-    if unknown:
-        raise UserError(f"-T {sorted(unknown)[0]}: re-judging a shop_agent log takes -T n_boot=N only (the "
-                        "trajectories fix the rest). Fix: drop the other -T options")  # fmt: skip
+    _only_targs(
+        targs,
+        {"n_boot"},
+        "re-judging a shop_agent log takes -T n_boot=N only (the trajectories fix the rest)",
+    )
     ev = log["header"].get("eval") or {}
     sb = (ev.get("metadata") or {}).get("shopbench") or {}
     old = _params(log)
@@ -403,10 +395,9 @@ def _rejudge_padme(log, src, origin, judge, targs, out, preview_only, max_cost, 
     from ..tasks.runner import eval as run_eval
 
     _judge_backbone(judge, src, "padme_evaluator", "local/schema-sampler")
-    unknown = set(targs) - {"n_boot", "max_tokens"}
-    if unknown:
-        raise UserError(f"-T {sorted(unknown)[0]}: re-judging a padme_evaluator log takes -T n_boot and "
-                        "max_tokens. Fix: drop the other -T options")  # fmt: skip
+    _only_targs(
+        targs, {"n_boot", "max_tokens"}, "re-judging a padme_evaluator log takes -T n_boot and max_tokens"
+    )
     ev = log["header"].get("eval") or {}
     old = _params(log)
     params = {k: old[k] for k in PADME_KEEP if old.get(k) is not None} | targs

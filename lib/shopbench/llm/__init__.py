@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the real types for mypy; at run time each name loads on fir
     from .budget import BudgetExceeded, Estimate  # noqa: F401
     from .call import Call, redact  # noqa: F401
     from .contract import Parsed, parse_output  # noqa: F401
-    from .gateway import Gateway, results_frame  # noqa: F401
+    from .gateway import Gateway  # noqa: F401
     from .llamacpp.registry import ModelNotInstalled  # noqa: F401
     from .local import local_backends, register_local  # noqa: F401
     from .outcomes import OUTCOME_COLUMNS, count_line  # noqa: F401
@@ -32,7 +32,7 @@ _EXPORTS = {
     ".budget": ["BudgetExceeded", "Estimate"],
     ".contract": ["Parsed", "parse_output"],
     ".call": ["Call", "redact"],
-    ".gateway": ["Gateway", "results_frame"],
+    ".gateway": ["Gateway"],
     ".llamacpp.registry": ["ModelNotInstalled"],
     ".providers": ["preload"],
     ".local": ["local_backends", "register_local"],

@@ -811,9 +811,3 @@ class Gateway:
         import pandas as pd
 
         return pd.DataFrame(CallLog(self.log_path(run_id)).rows())
-
-
-def results_frame(rows: Sequence[dict]):
-    import pandas as pd
-
-    return pd.DataFrame(list(rows))

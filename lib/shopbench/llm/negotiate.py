@@ -43,7 +43,7 @@ from typing import Any
 
 from .. import secrets
 from .budget import count_tokens, text_tokens
-from .transport import APIConnectionError, Timeout, TransportError, client, is_malformed, run_sync
+from .transport import APIConnectionError, Timeout, TransportError, client, is_malformed
 
 FORMS = ("json_schema", "json_object_schema", "json_object", "text")
 FORM_LABELS = {
@@ -384,11 +384,6 @@ async def _probe_into(caps: ServerCaps, need_tokens: int, api_key: str | None, t
         caps.context_source = (
             f"probe: a prompt of about {r['estimate']:,} tokens was refused: {r['message'][:200]}"
         )
-
-
-def negotiate_sync(api_base: str, model: str, **kw: Any) -> ServerCaps:
-    """:func:`negotiate` from synchronous code (on the gateway's loop thread, so inside Jupyter too)."""
-    return run_sync(negotiate(api_base, model, **kw))
 
 
 def needed_window(prompt_tokens: int, output_tokens: int, ratio: float | None) -> int:

@@ -77,8 +77,6 @@ LOCATIONS: tuple[str, ...] = taxonomy.LOCATIONS
 LOCATION_LABELS: tuple[str, ...] = (*LOCATIONS, NONE)
 VERDICTS: tuple[str, ...] = ("GOOD", "BAD")
 AXES: tuple[str, ...] = ("persona_alignment", "component_consistency", "evidence_grounding", "format_safety")
-AXIS_TARGET = {"persona_alignment": "P", "component_consistency": "C", "evidence_grounding": "E",
-               "format_safety": "F"}  # fmt: skip
 
 # "each defect family belongs to exactly one target" (E.4): the one map, in core
 FAMILY_TARGET: dict[str, str] = taxonomy.FAMILY_TARGET
@@ -391,8 +389,6 @@ def pace_protocols() -> list[Protocol]:
 
 # the PACE protocols: the judges of group "pace" in the one registry, in registration order (Tables 18-19)
 PROTOCOLS: Mapping[str, Protocol] = registry.View("judge", group="pace")
-RUBRIC_ABLATIONS = ("geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic")
-SINGLE_TARGET = ("ares", "personalens", "etapp")
 
 
 def get_protocol(protocol: str | Protocol) -> Protocol:

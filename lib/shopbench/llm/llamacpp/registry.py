@@ -40,10 +40,6 @@ class ModelSpec:
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def litellm_model(self) -> str:
-        return f"{PROVIDER}/{self.name}"
-
 
 MODELS: dict[str, ModelSpec] = {
     "smollm2-135m-instruct": ModelSpec(
