@@ -38,11 +38,10 @@ from typing import Any
 
 from ..errors import InputError
 from .registry import Param, task
-from .scoring import conversation_unit, mean_ci, pass_hat_k_cells
+from .scoring import CALL_FAILED, conversation_unit, mean_ci, pass_hat_k_cells
 
 DOMAIN_NAMES = ("airline", "banking_knowledge", "retail", "telecom")
 SPLITS = ("all", "test", "train", "base", "small", "full")
-CALL_FAILED = ("model call failed", "the gateway failed")
 
 
 class Tau2EpisodeTask:

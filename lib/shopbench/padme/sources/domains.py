@@ -49,9 +49,7 @@ from .base import (
 )
 from .steered import YES, ScriptedTau2Agent, action_plan
 
-__all__ = ["NEW_DOMAINS", "DomainSource", "ScriptedDomainAgent", "write_names"]
-
-NEW_DOMAINS = ("airline", "banking_knowledge", "telecom")
+__all__ = ["DomainSource", "ScriptedDomainAgent", "write_names"]
 
 
 def write_names(domain: str) -> frozenset[str]:
