@@ -27,6 +27,32 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name)
 
 
+def read_records(p: Path) -> list[dict]:
+    """The finished records of the append-only JSONL ``p`` ([] when there is none yet)."""
+    if not p.exists():
+        return []
+    rows, good_bytes = [], 0
+    with p.open("rb") as f:
+        for line in f:
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a line cut by a kill: drop it and everything after (nothing valid follows)
+            good_bytes += len(line)
+    if good_bytes != p.stat().st_size:  # truncate the torn tail so the next append starts clean
+        with p.open("r+b") as f:
+            f.truncate(good_bytes)
+    return rows
+
+
+def append_record(p: Path, rec: dict, **dumps) -> None:
+    """Append ``rec`` to ``p`` as one JSON line (``json.dumps`` options ``dumps``), on disk before it returns."""
+    with p.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(rec, **dumps) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
 class TrajectoryStore:
     """Append-only JSONL of finished trajectories, one file per agent under ``root``."""
 
@@ -37,36 +63,15 @@ class TrajectoryStore:
     def path(self, agent: str) -> Path:
         return self.root / f"{_safe(agent)}.jsonl"
 
-    def _read(self, agent: str) -> list[dict]:
-        p = self.path(agent)
-        if not p.exists():
-            return []
-        rows, good_bytes = [], 0
-        with p.open("rb") as f:
-            for line in f:
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    break  # a line cut by a kill: drop it and everything after (nothing valid follows)
-                good_bytes += len(line)
-        if good_bytes != p.stat().st_size:  # truncate the torn tail so the next append starts clean
-            with p.open("r+b") as f:
-                f.truncate(good_bytes)
-        return rows
-
     def done_ids(self, agent: str) -> set[str]:
-        return {r["trial_id"] for r in self._read(agent)}
+        return {r["trial_id"] for r in read_records(self.path(agent))}
 
     def append(self, traj: TrialRecord) -> None:
-        line = json.dumps(traj.to_dict(), sort_keys=True) + "\n"
-        with self.path(traj.agent).open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_record(self.path(traj.agent), traj.to_dict(), sort_keys=True)
 
     def load(self, agent: str) -> list[TrialRecord]:
         out = []
-        for r in self._read(agent):
+        for r in read_records(self.path(agent)):
             if r.get("contract_version") != CONTRACT_VERSION:
                 raise ValueError(
                     f"{self.path(agent)}: trajectory {r.get('trial_id')} has scoring contract "
@@ -77,6 +82,13 @@ class TrajectoryStore:
 
     def agents(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("*.jsonl"))
+
+
+def _named(agent, name: str):
+    """``agent``, checked to carry the name its factory is listed under."""
+    if getattr(agent, "name", name) != name:
+        raise ValueError(f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}")
+    return agent
 
 
 def run_sweep(
@@ -96,11 +108,7 @@ def run_sweep(
         done = out.done_ids(name)
         todo = [s for s in scenarios if s.trial_id not in done]
         if todo:
-            agent, user = make(), user_factory()
-            if getattr(agent, "name", name) != name:
-                raise ValueError(
-                    f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
-                )
+            agent, user = _named(make(), name), user_factory()
             bar = tqdm(todo, desc=f"trials {name}", unit="trial", disable=not progress, mininterval=0.5)
             for s in bar:
                 out.append(run_trial(s, agent, user, store))
@@ -159,12 +167,7 @@ def run_budgeted(
             t = finished.get(s.trial_id)
             if t is None:
                 if not party:
-                    agent = make()
-                    if getattr(agent, "name", name) != name:
-                        raise ValueError(
-                            f"agent factory for {name!r} built an agent named {getattr(agent, 'name', None)!r}"
-                        )
-                    party.extend([agent, user_factory()])
+                    party.extend([_named(make(), name), user_factory()])
                 left = None if budget_s is None else max(0.0, budget_s - spent[0])
                 t = run_trial(s, party[0], party[1], store,
                               deadline=None if left is None else time.monotonic() + left)  # fmt: skip

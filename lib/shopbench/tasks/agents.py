@@ -22,7 +22,7 @@ import importlib.util
 import inspect
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,6 @@ class AgentClass:
     file: str | None
     sha256: str
     name: str
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def make(self) -> Any:
         """A fresh instance (one per sweep; ``reset`` starts each trial), guarded: whatever it raises

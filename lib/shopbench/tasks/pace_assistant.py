@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .pace_judge import PROTOCOL_NAMES
+from .pace_judge import PROTOCOL_NAMES, parse_failure_cells
 from .registry import Param, task
 from .scoring import finite
 
@@ -356,9 +356,6 @@ class PaceAssistantTask:
 
         jst = rows["judge_status"].value_counts()
         pf = parse_failures(self.runs) if self.runs is not None and len(self.runs) else None
-        pf_row = json.loads(pf.iloc[0].to_json()) if pf is not None and len(pf) else {}
-        kinds = {k: v for k, v in pf_row.items()
-                 if k not in ("protocol", "backbone", "n", "n_call_error", "n_parse_fail", "parse_fail_rate")}  # fmt: skip
         ast = first["unit_status"].value_counts()
         notes = []
         for r in first.itertuples():
@@ -378,9 +375,7 @@ class PaceAssistantTask:
             "judge": {"model": self.judge.name, "protocol": self.protocol, "units": int(len(rows)),
                       "ok": int(jst.get("ok", 0)), "parse_error": int(jst.get("parse_error", 0)),
                       "error": int(jst.get("error", 0)), "not_judged": int(jst.get("not judged", 0))},
-            "parse_failures": {"n": pf_row.get("n", 0), "call_errors": pf_row.get("n_call_error", 0),
-                               "parse_failures": pf_row.get("n_parse_fail", 0),
-                               "parse_failure_rate": pf_row.get("parse_fail_rate"), "by_kind": kinds},
+            "parse_failures": parse_failure_cells(pf),
             "notes": notes,
             "ci": "bootstrap 95%, resampling outputs", "n_boot": nb,
         }  # fmt: skip

@@ -136,18 +136,22 @@ class PaceJudgeTask:
             # no persona swap among them); never a number made up
             out[r.column] = {"estimate": finite(r.estimate) if sup else None, "ci_low": finite(r.ci_low) if sup else None,
                              "ci_high": finite(r.ci_high) if sup else None, "supported": sup, "table": r.table}  # fmt: skip
-        pf = parse_failures(runs)
-        pf_row = json.loads(pf.iloc[0].to_json()) if len(pf) else {}
-        kinds = {k: v for k, v in pf_row.items()
-                 if k not in ("protocol", "backbone", "n", "n_call_error", "n_parse_fail", "parse_fail_rate")}  # fmt: skip
-        return {"headline": out,
-                "parse_failures": {"n": pf_row.get("n", 0), "call_errors": pf_row.get("n_call_error", 0),
-                                   "parse_failures": pf_row.get("n_parse_fail", 0),
-                                   "parse_failure_rate": pf_row.get("parse_fail_rate"), "by_kind": kinds},
+        return {"headline": out, "parse_failures": parse_failure_cells(parse_failures(runs)),
                 "verdict_accuracy": (float(runs["correct"].dropna().astype(float).mean())
                                      if runs["parse_ok"].fillna(False).astype(bool).any() else None),
                 "s0_subset": "S0 reference subset" if self.s0_ids else "every GOOD and BAD record judged",
                 "protocol": self.protocol, "n_boot": self.n_boot}  # fmt: skip
+
+
+def parse_failure_cells(pf) -> dict:
+    """The metrics' ``parse_failures`` of one judge from its
+    :func:`~shopbench.judges.pace.sweep.parse_failures` row (``pf``; None or empty: none counted): units,
+    call errors, parse failures, their rate and the failures by kind (``pace_judge``, ``pace_assistant``)."""
+    row = json.loads(pf.iloc[0].to_json()) if pf is not None and len(pf) else {}
+    kinds = {k: v for k, v in row.items()
+             if k not in ("protocol", "backbone", "n", "n_call_error", "n_parse_fail", "parse_fail_rate")}  # fmt: skip
+    return {"n": row.get("n", 0), "call_errors": row.get("n_call_error", 0), "parse_failures": row.get("n_parse_fail", 0),
+            "parse_failure_rate": row.get("parse_fail_rate"), "by_kind": kinds}  # fmt: skip
 
 
 def load_samples(records_path: str | None, profile: str) -> tuple[list, list[str] | None, str]:

@@ -210,7 +210,7 @@ def _extra_backbones(t, model, model_base_url, need_key) -> list:
 
 def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_params, need_key=True, agent=None,
            shard=None):  # fmt: skip
-    from .shards import parse_shard
+    from .shards import apply_shard, parse_shard
 
     _check_args(limit, epochs, seed, None)
     shard = parse_shard(shard)  # issue 30 item 4: --shard i/n
@@ -223,7 +223,9 @@ def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_param
     backbone, subject, ag = _subject(t, task, model, model_base_url, agent, need_key)
     extra = _extra_backbones(t, model, model_base_url, need_key)
     t.prepare(limit=limit, seed=seed)
-    t.shard = _shard(t, shard)
+    # issue 30 item 4: keep shard (i, n) of the prepared samples (.shards); the run id stays the unsharded
+    # run's, so a shard's calls are the unsharded run's calls
+    t.shard = apply_shard(t, shard)
     prompts = t.prompts()
     base = backbone.api_base if backbone is not None else None
     rid = run_identity(task, _plain_params(params), subject, base, limit, epochs, seed, prompts)
@@ -234,14 +236,6 @@ def _setup(task, model, model_base_url, limit, epochs, seed, log_dir, task_param
         tail = f"-shard{shard[0]}of{shard[1]}" if shard else ""
         log_dir = outputs_root() / "tasks" / task / f"{_slug(label)}-{rid}{tail}"
     return info, t, params, backbone, extra, ag, subject, prompts, rid, Path(log_dir)
-
-
-def _shard(t, shard):
-    """Issue 30 item 4: keep shard ``(i, n)`` of the prepared samples (:mod:`.shards`); the run id stays the
-    unsharded run's, so a shard's calls are the unsharded run's calls."""
-    from .shards import apply_shard
-
-    return apply_shard(t, shard)
 
 
 def _plain_params(params: dict) -> dict:
@@ -305,20 +299,15 @@ def eval(  # noqa: A001 - the ecosystem's name (inspect_ai.eval); shopbench.eval
     _write_json(out / "run.json", prov | {"status": "complete" if usable else "no usable answer",
                                           "gateway": {k: gw.stats[k] for k in ("calls", "cache_hits", "errors",
                                                                                "parse_errors", "cost_usd")}})  # fmt: skip
-    _write_inspect_log(out, t, rows, metrics, prov | {"status": "complete" if usable else "no usable answer"},
-                       gw, backbone, epochs)  # fmt: skip
+    # issue 30 item 1: the run as an inspect eval log (inspect.jsonl; inspect.eval with the inspect extra)
+    from ..interop.inspect_log import write_task_log
+
+    write_task_log(out, t, rows, metrics, prov | {"status": "complete" if usable else "no usable answer"},
+                   gw, backbone, epochs)  # fmt: skip
     res = EvalResult(info.name, subject if ag is None else ag.spec, rows, metrics, out, prov)
     if not usable:
         raise NoUsableAnswer(_no_answer_message(rows, out))
     return res
-
-
-def _write_inspect_log(out: Path, t, rows, metrics, prov, gw, backbone, epochs: int) -> None:
-    """Issue 30 item 1: the run as an inspect eval log (``inspect.jsonl``; ``inspect.eval`` with the
-    ``inspect`` extra), built from the records just written (:mod:`shopbench.interop.inspect_log`)."""
-    from ..interop.inspect_log import write_task_log
-
-    write_task_log(out, t, rows, metrics, prov, gw, backbone, epochs)
 
 
 def _evidence(model: str | None, usable: bool) -> dict:

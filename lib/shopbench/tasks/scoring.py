@@ -7,6 +7,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+# an LLM agent's step errors that are failed calls, not answers (shopsim.agents.LLMAgent.step, LLMRetailAgent)
+CALL_FAILED = ("model call failed", "the gateway failed")
+
 
 def finite(x: Any) -> float | None:
     """``x`` as a float, or None when it is NaN or infinite (a JSON-safe metric cell)."""

@@ -55,8 +55,8 @@ def block(n_items: int, i: int, n: int) -> slice:
     return slice(i * n_items // n, (i + 1) * n_items // n)
 
 
-def _ids(t) -> list[str]:
-    """The ids of a prepared task's samples, in its seeded order."""
+def sample_ids(t) -> list[str]:
+    """The ids of a prepared task's samples, in its seeded order (what a shard partitions)."""
     if hasattr(t, "units") and hasattr(t, "pairs_df"):  # padme_evaluator
         return [str(u.pair_id) for u in t.units]
     if getattr(t, "imported", None) is not None:  # pace_assistant with recorded outputs
@@ -81,11 +81,6 @@ def _wheres(rep) -> list:
     return sorted({o.where for o in rep.imported} | {r["where"] for r in rep.rejected}, key=key)
 
 
-def sample_ids(t) -> list[str]:
-    """Public: the prepared task's sample ids in its seeded order (what a shard partitions)."""
-    return _ids(t)
-
-
 def apply_shard(t, shard: tuple[int, int] | None) -> dict | None:
     """Keep shard ``(i, n)`` of the prepared task ``t``'s samples (module docstring); return what the
     shard's ``run.json`` records: index, count, rule, its sample ids, the total and the hash of the full
@@ -93,7 +88,7 @@ def apply_shard(t, shard: tuple[int, int] | None) -> dict | None:
     if shard is None:
         return None
     i, n = shard
-    ids = _ids(t)
+    ids = sample_ids(t)
     part = block(len(ids), i, n)
     keep = set(ids[part])
     if hasattr(t, "units") and hasattr(t, "pairs_df"):

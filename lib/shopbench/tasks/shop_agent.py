@@ -41,15 +41,13 @@ from typing import Any
 
 from ..errors import InputError
 from .registry import Param, task
-from .scoring import finite, mean_ci
+from .scoring import CALL_FAILED, finite, mean_ci
 
 TOOL_MODES = ("native", "json", "compact")
 HEADLINE_KEYS = ("goal_rate", "goal_progress", "exact_cart_precision", "exact_cart_recall", "avg_total_tool_calls",
                  "invalid_tool_call_rate", "inline.user_frustration", "max_turns", "assistant_error")  # fmt: skip
 # the customer simulator failed: no measurement of the agent
 USER_FAILED = ("judge_error", "no_opening_message")
-# an LLM agent's step errors that are failed calls, not answers (shopsim.agents.LLMAgent.step)
-CALL_FAILED = ("model call failed", "the gateway failed")
 ROUND_CEILING = "tool-round ceiling reached"
 # per-trial outcomes `shopbench compare` pairs (issue 29 item 3): success = exact cart on a general trial
 COMPARE_METRICS = ("success", "goal_progress", "goal_rate", "exact_cart_precision", "exact_cart_recall",

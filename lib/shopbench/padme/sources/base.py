@@ -35,7 +35,7 @@ from ..types import LEVELS, Context, Criterion, Rollout, Task
 __all__ = [
     "SIMULATED_STEERING", "TrajectorySource", "check_level", "is_scripted",
     "load_wrapper", "make_rollout_id", "repeat_index", "steering_source", "wrap_steering",
-    "RepeatGateway", "rollout_record",
+    "RepeatGateway", "rollout_gateway", "rollout_record",
 ]  # fmt: skip
 
 SIMULATED_STEERING = "simulated (scripted steered agent)"
@@ -133,6 +133,14 @@ class RepeatGateway:
 
     def __getattr__(self, name):
         return getattr(self.gateway, name)
+
+
+def rollout_gateway(context: Context, attempt: int, gateway) -> RepeatGateway | None:
+    """The gateway of one rollout's models, stamped with its :func:`repeat_index`; None when the agent
+    and the customer are both scripted (no model is asked)."""
+    if is_scripted(context) and context.user_model == "scripted":
+        return None
+    return RepeatGateway(gateway, repeat_index(attempt, context.seed))
 
 
 def rollout_record(

@@ -30,32 +30,26 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.conversation import ToolCall
 from ...domains.tau2_retail.environment import GREETING, TRANSFER_MESSAGE
 from ...env.orchestrator import run_conversation
 from ...env.protocols import AgentStep
 from ..types import Context, Criterion, Rollout, Task
 from .base import (
-    RepeatGateway,
     check_level,
     is_scripted,
     make_rollout_id,
-    repeat_index,
+    rollout_gateway,
     rollout_record,
     wrap_steering,
 )
-from .steered import action_plan, conduct_of, style_message
+from .steered import YES, ScriptedTau2Agent, action_plan
 
-__all__ = ["NEW_DOMAINS", "DomainSource", "ScriptedDomainAgent", "write_names"]
-
-NEW_DOMAINS = ("airline", "banking_knowledge", "telecom")
-_YES = re.compile(r"\b(yes|yeah|sure|ok|okay|proceed|go ahead)\b", re.I)
+__all__ = ["DomainSource", "ScriptedDomainAgent", "write_names"]
 
 
 def write_names(domain: str) -> frozenset[str]:
@@ -88,21 +82,16 @@ def _inner_name(a: Mapping) -> str:
     )
 
 
-class ScriptedDomainAgent:
+class ScriptedDomainAgent(ScriptedTau2Agent):
     """The simulated steered agent of one rollout in any domain (module docstring)."""
-
-    name = "scripted"
 
     def __init__(self, meta: Mapping[str, Any], writes: frozenset[str], criterion: str, level: str,
                  rng: random.Random):  # fmt: skip
-        self.meta, self.writes, self.criterion, self.level, self.rng = meta, writes, criterion, level, rng
-        self.effort = conduct_of(criterion, level)[1]
+        super().__init__(meta, criterion, level, rng)
+        self.writes = writes
         expected = [dict(a) for a in meta.get("expected_actions", [])]
         self.plan = action_plan(expected, criterion, level, rng, is_write=self.is_write)
         self.info = action_plan(list(meta.get("communicate_info") or []), criterion, level, rng)
-        self.n_calls = 0
-        self._gen = self._script()
-        self._started = False
 
     def is_write(self, a: Mapping) -> bool:
         """A resolving step: a state-changing tool (or a user action, which the customer must do)."""
@@ -111,25 +100,6 @@ class ScriptedDomainAgent:
     def user_actions(self) -> list[dict]:
         """The user actions this agent's plan will ask for, in order (the customer performs those)."""
         return [a for a in self.plan if a.get("requestor") == "user"]
-
-    def reset(self, episode_id: str) -> None:
-        return None  # one agent per rollout
-
-    def say(self, text: str, final: bool = False) -> AgentStep:
-        return AgentStep(message=style_message(text, self.criterion, self.level, self.rng), final=final)
-
-    def tool(self, name: str, args: Mapping) -> AgentStep:
-        self.n_calls += 1
-        return AgentStep(tool_calls=[ToolCall(name, dict(args), f"call_{self.n_calls}")])
-
-    def step(self, messages: list[dict], observation: Any) -> AgentStep:
-        try:
-            if not self._started:
-                self._started = True
-                return next(self._gen)
-            return self._gen.send(observation)
-        except StopIteration:
-            return AgentStep(message=None, final=True)
 
     @staticmethod
     def _args(a: Mapping) -> str:
@@ -163,7 +133,7 @@ class ScriptedDomainAgent:
                 reply = yield self.say(" ".join([*notes, f"I can run {_inner_name(a)} with {self._args(a)} for you. "
                                                  "Shall I go ahead? (yes/no)"]))  # fmt: skip
                 notes = []
-                if not _YES.search(str(reply)):
+                if not YES.search(str(reply)):
                     notes.append("Understood, I won't make that change.")
                     continue
                 ok, result = yield self.tool(a["name"], args)
@@ -173,15 +143,7 @@ class ScriptedDomainAgent:
             ok, result = yield self.tool(a["name"], args)
             notes.append(f"I've checked {_inner_name(a)}." if ok else
                          f"I couldn't look that up: {self._result(ok, result)}.")  # fmt: skip
-        if self.info:
-            notes.append(f"To answer your question: {' and '.join(self.info)}.")
-        if self.effort == "abandon":
-            yield self.say(" ".join([*notes, "I'm not able to take this request any further, so I'll stop here."]),
-                           final=True)  # fmt: skip
-            return
-        if self.effort == "partial":
-            notes.append("That's as much as I'm going to do on this request for now.")
-        yield self.say(" ".join([*notes, "Is there anything else I can help you with?"]), final=True)
+        yield from self._close(notes, self.info)
 
 
 class DomainSource:
@@ -277,8 +239,7 @@ class DomainSource:
         from ...domains.tau2_retail.agent import LLMRetailAgent
 
         scripted = is_scripted(context)
-        gw = None if scripted and context.user_model == "scripted" else RepeatGateway(
-            gateway, repeat_index(attempt, context.seed))  # fmt: skip
+        gw = rollout_gateway(context, attempt, gateway)
         agent: Any
         if scripted:
             agent = ScriptedDomainAgent(

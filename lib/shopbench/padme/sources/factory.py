@@ -65,6 +65,12 @@ def parse_source_spec(spec: Mapping[str, Any] | str) -> dict[str, Any]:
     return dict(spec)
 
 
+def _check_keys(d: Mapping[str, Any], allowed: set[str], what: str) -> None:
+    unknown = set(d) - allowed
+    if unknown:
+        raise ValueError(f"{what}: unknown keys {sorted(unknown)}; allowed {sorted(allowed)}")
+
+
 def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
     """A source from a spec: ``{"kind": "shop", "n_products": 2000}``, ``{"kind": "tau2", "path":
     "../shared/data/tau2_retail"}``, ``{"kind": "tau2", "domain": "airline", "tasks": 3}`` (any τ²-family
@@ -77,20 +83,13 @@ def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
     d = parse_source_spec(spec)
     kind = str(d["kind"])
     if kind == "shop":
-        unknown = set(d) - _SHOP_KEYS
-        if unknown:
-            raise ValueError(
-                f"shop source spec: unknown keys {sorted(unknown)}; allowed {sorted(_SHOP_KEYS)}"
-            )
+        _check_keys(d, _SHOP_KEYS, "shop source spec")
         from .shop import ShopSource
 
         return ShopSource(**{k: v for k, v in d.items() if k != "kind"})
     if kind in ("tau2", "tau2_retail") and tau2_domain(d) != "retail":
         # issue 28 item 3: airline, banking_knowledge, telecom through the domain interface
-        unknown = set(d) - _DOMAIN_KEYS
-        if unknown:
-            raise ValueError(f"tau2 source spec (domain {d['domain']!r}): unknown keys {sorted(unknown)}; "
-                             f"allowed {sorted(_DOMAIN_KEYS)}")  # fmt: skip
+        _check_keys(d, _DOMAIN_KEYS, f"tau2 source spec (domain {d['domain']!r})")
         from .domains import DomainSource
 
         path = tau2_path(d, root)
@@ -99,17 +98,10 @@ def make_source(spec: Mapping[str, Any] | str, root: Path) -> TrajectorySource:
         return DomainSource(path, **{k: v for k, v in d.items() if k not in ("kind", "path")})
     if kind in ("tau2", "tau2_retail"):
         d.pop("domain", None)  # retail: the source of issue 15, unchanged
-        unknown = set(d) - _TAU2_KEYS
-        if unknown:
-            raise ValueError(
-                f"tau2 source spec: unknown keys {sorted(unknown)}; allowed {sorted(_TAU2_KEYS)}"
-            )
+        _check_keys(d, _TAU2_KEYS, "tau2 source spec")
         from .tau2 import Tau2Source
 
-        path = Path(d.get("path") or DEFAULT_TAU2_PATH)
-        if not path.is_absolute():
-            path = Path(root) / path
-        return Tau2Source(path, **{k: v for k, v in d.items() if k not in ("kind", "path")})
+        return Tau2Source(tau2_path(d, root), **{k: v for k, v in d.items() if k not in ("kind", "path")})
     if kind in ("recorded", "tau_bench"):
         raise ValueError(
             "recorded trajectories cannot be steered, so they are not a rollout source; load them with "

@@ -49,11 +49,11 @@ from ...shopsim.user import LLMUser, ScriptedUser
 from ...shopsim.verifier.outcomes import trial_outcomes
 from ..types import Context, Criterion, Rollout, Task
 from .base import (
-    RepeatGateway,
     check_level,
     is_scripted,
     make_rollout_id,
     repeat_index,
+    rollout_gateway,
     rollout_record,
     wrap_steering,
 )
@@ -223,9 +223,7 @@ class ShopSource:
             sc = replace(sc, max_turns=int(self.max_turns))
         rid = make_rollout_id(self.name, task.task_id, criterion.name, level, attempt, context.seed)
         system = wrap_steering(self.system_prompt(), steering)
-        gw = None
-        if not (is_scripted(context) and context.user_model == "scripted"):
-            gw = RepeatGateway(gateway, repeat_index(attempt, context.seed))
+        gw = rollout_gateway(context, attempt, gateway)
         if context.user_model == "scripted":
             user: Any = ScriptedUser(seed_offset=repeat_index(attempt, context.seed))
         else:

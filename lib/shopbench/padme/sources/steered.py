@@ -42,14 +42,16 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
+from ...core.conversation import ToolCall
+from ...env.protocols import AgentStep
 from ..types import LEVELS
 
 __all__ = [
-    "CRITERION_CONDUCT", "GENERIC", "KNOWN_CRITERIA", "WRITE_PREFIXES", "action_plan", "conduct_of",
-    "default_is_write", "split_units", "style_message",
+    "CRITERION_CONDUCT", "GENERIC", "KNOWN_CRITERIA", "WRITE_PREFIXES", "ScriptedTau2Agent", "action_plan",
+    "conduct_of", "default_is_write", "split_units", "style_message",
 ]  # fmt: skip
 
 KNOWN_CRITERIA = ("friendliness", "communication_clarity", "task_resolution")
@@ -334,3 +336,59 @@ def action_plan(
         half = _halve_single(actions[writes[0]])
         return [half if i == writes[0] else a for i, a in enumerate(actions) if i != writes[0] or half]
     return actions
+
+
+# ---- the scripted τ²-family agents ------------------------------------------------------------------
+YES = re.compile(r"\b(yes|yeah|sure|ok|okay|proceed|go ahead)\b", re.I)
+
+
+class ScriptedTau2Agent:
+    """What the simulated steered agents of the τ² sources share (retail's
+    :class:`~shopbench.padme.sources.tau2.ScriptedRetailAgent`, the other domains'
+    :class:`~shopbench.padme.sources.domains.ScriptedDomainAgent`): ``_script``, a generator, yields the
+    agent's steps and receives each observation; every message is styled for the level
+    (:func:`style_message`); :meth:`_close` ends the conversation as the level's effort says."""
+
+    name = "scripted"
+
+    def __init__(self, meta: Mapping[str, Any], criterion: str, level: str, rng: random.Random):
+        self.meta, self.criterion, self.level, self.rng = meta, criterion, level, rng
+        self.effort = conduct_of(criterion, level)[1]
+        self.n_calls = 0
+        self._gen = self._script()
+        self._started = False
+
+    def _script(self) -> Generator[AgentStep, Any, None]:
+        raise NotImplementedError
+
+    def reset(self, episode_id: str) -> None:
+        return None  # one agent per rollout
+
+    def say(self, text: str, final: bool = False) -> AgentStep:
+        return AgentStep(message=style_message(text, self.criterion, self.level, self.rng), final=final)
+
+    def tool(self, name: str, args: Mapping) -> AgentStep:
+        self.n_calls += 1
+        return AgentStep(tool_calls=[ToolCall(name, dict(args), f"call_{self.n_calls}")])
+
+    def step(self, messages: list[dict], observation: Any) -> AgentStep:
+        try:
+            if not self._started:
+                self._started = True
+                return next(self._gen)
+            return self._gen.send(observation)
+        except StopIteration:
+            return AgentStep(message=None, final=True)
+
+    def _close(self, notes: list[str], info: list[str]) -> Generator[AgentStep, Any, None]:
+        """The last message: the notes so far, the ``communicate_info`` the plan kept, and the level's end
+        (abandon: stops short; partial: says it did only part; resolve: offers more help)."""
+        if info:
+            notes.append(f"To answer your question: {' and '.join(info)}.")
+        if self.effort == "abandon":
+            yield self.say(" ".join([*notes, "I'm not able to take this request any further, so I'll stop here."]),
+                           final=True)  # fmt: skip
+            return
+        if self.effort == "partial":
+            notes.append("That's as much as I'm going to do on this request for now.")
+        yield self.say(" ".join([*notes, "Is there anything else I can help you with?"]), final=True)

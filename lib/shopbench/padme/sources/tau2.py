@@ -34,13 +34,11 @@ tool descriptions (``tool_texts="tau2"``, the default) or the project's one-line
 from __future__ import annotations
 
 import random
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.conversation import ToolCall
 from ...domains.tau2_retail.agent import LLMRetailAgent
 from ...domains.tau2_retail.data_model import RetailDB, Tau2DataError, load_tau2
 from ...domains.tau2_retail.environment import (
@@ -61,15 +59,15 @@ from ...env.protocols import AgentStep
 from ...judges.tau2.nl_assertions import KNOWN_ANSWER, KnownAnswerNLJudge, NLAssertionSpec, NLItem
 from ..types import Context, Criterion, Rollout, Task
 from .base import (
-    RepeatGateway,
     check_level,
     is_scripted,
     make_rollout_id,
     repeat_index,
+    rollout_gateway,
     rollout_record,
     wrap_steering,
 )
-from .steered import action_plan, conduct_of, style_message
+from .steered import YES, ScriptedTau2Agent, action_plan
 
 __all__ = ["ScriptedRetailAgent", "Tau2Source"]
 
@@ -82,38 +80,14 @@ def _money(x: Any) -> str:
     return f"${float(x):,.2f}".replace(",", "")
 
 
-class ScriptedRetailAgent:
+class ScriptedRetailAgent(ScriptedTau2Agent):
     """The simulated steered agent of one rollout (see the module docstring). ``step(messages,
     observation)`` takes the last observation (the user's message or the tool result) and returns the
     next :class:`~shopbench.env.AgentStep`."""
 
-    name = "scripted"
-
     def __init__(self, meta: Mapping[str, Any], db: RetailDB, criterion: str, level: str, rng: random.Random):
-        self.meta, self.db, self.criterion, self.level, self.rng = meta, db, criterion, level, rng
-        self.effort = conduct_of(criterion, level)[1]
-        self.n_calls = 0
-        self._gen = self._script()
-        self._started = False
-
-    def reset(self, episode_id: str) -> None:
-        return None  # one agent per rollout
-
-    def say(self, text: str, final: bool = False) -> AgentStep:
-        return AgentStep(message=style_message(text, self.criterion, self.level, self.rng), final=final)
-
-    def tool(self, name: str, args: Mapping) -> AgentStep:
-        self.n_calls += 1
-        return AgentStep(tool_calls=[ToolCall(name, dict(args), f"call_{self.n_calls}")])
-
-    def step(self, messages: list[dict], observation: Any) -> AgentStep:
-        try:
-            if not self._started:
-                self._started = True
-                return next(self._gen)
-            return self._gen.send(observation)
-        except StopIteration:
-            return AgentStep(message=None, final=True)
+        super().__init__(meta, criterion, level, rng)
+        self.db = db
 
     # -- describing things ---------------------------------------------------------------------------
     def _item(self, order: Mapping, iid: str) -> str:
@@ -237,7 +211,7 @@ class ScriptedRetailAgent:
             if a["name"] in WRITE_TOOLS:
                 reply = yield self.say(" ".join([*notes, self.describe(a)]))
                 notes = []
-                if not re.search(r"\b(yes|yeah|sure|ok|okay|proceed|go ahead)\b", str(reply), re.I):
+                if not YES.search(str(reply)):
                     notes.append("Understood, I won't make that change.")
                     continue
                 ok, result = yield self.tool(a["name"], args)
@@ -247,21 +221,13 @@ class ScriptedRetailAgent:
             line = self.note(a, ok, result)
             if line:
                 notes.append(line)
-        if info:
-            notes.append(f"To answer your question: {' and '.join(info)}.")
-        if self.effort == "abandon":
-            if self.rng.random() < 0.5:
-                yield self.tool(
-                    "transfer_to_human_agents", {"summary": "The customer needs help with a request."}
-                )
-                yield AgentStep(message=TRANSFER_MESSAGE, final=True)
-                return
-            yield self.say(" ".join([*notes, "I'm not able to take this request any further, so I'll stop here."]),
-                           final=True)  # fmt: skip
+        if self.effort == "abandon" and self.rng.random() < 0.5:
+            yield self.tool(
+                "transfer_to_human_agents", {"summary": "The customer needs help with a request."}
+            )
+            yield AgentStep(message=TRANSFER_MESSAGE, final=True)
             return
-        if self.effort == "partial":
-            notes.append("That's as much as I'm going to do on this request for now.")
-        yield self.say(" ".join([*notes, "Is there anything else I can help you with?"]), final=True)
+        yield from self._close(notes, info)
 
 
 class Tau2Source:
@@ -323,11 +289,15 @@ class Tau2Source:
             random.Random(f"tau2-tasks:{seed}").shuffle(raws)
         return [self.make_task(t) for t in (raws if n is None else raws[: int(n)])]
 
-    def gold(self, task: Task) -> tuple[str, list[str]]:
+    def raw(self, task: Task) -> Mapping:
+        """The published task record of ``task``; a task of other data is a KeyError."""
         raw = self._by_id.get(task.task_id)
         if raw is None:
             raise KeyError(f"task {task.task_id!r} is not a task of {self.data.path / 'tasks.json'}")
-        return gold_state(self.data, raw, self.fidelity)
+        return raw
+
+    def gold(self, task: Task) -> tuple[str, list[str]]:
+        return gold_state(self.data, self.raw(task), self.fidelity)
 
     def judge_nl(self, item: NLItem, gateway=None) -> tuple[list | None, str | None]:
         """The task's assertions judged by ``nl_judge`` (module docstring): (checks or None, why not)."""
@@ -344,9 +314,7 @@ class Tau2Source:
                 attempt: int, gateway=None) -> Rollout:  # fmt: skip
         check_level(level)
         t0 = time.perf_counter()
-        raw = self._by_id.get(task.task_id)
-        if raw is None:
-            raise KeyError(f"task {task.task_id!r} is not a task of {self.data.path / 'tasks.json'}")
+        raw = self.raw(task)
         rid = make_rollout_id(self.name, task.task_id, criterion.name, level, attempt, context.seed)
         scripted = is_scripted(context)
         env = RetailEnvironment(self.data, agent_opens=scripted, fidelity=self.fidelity)
@@ -396,11 +364,7 @@ class Tau2Source:
         """The user and the agent of one rollout (scripted or through the gateway)."""
         instructions = raw["user_scenario"]["instructions"]
         scripted = is_scripted(context)
-        gw = (
-            None
-            if scripted and context.user_model == "scripted"
-            else RepeatGateway(gateway, repeat_index(attempt, context.seed))
-        )
+        gw = rollout_gateway(context, attempt, gateway)
         if context.user_model == "scripted":
             user: Any = ScriptedRetailUser(
                 instructions, random.Random(f"{rid}:user"), max_turns=self.max_turns
