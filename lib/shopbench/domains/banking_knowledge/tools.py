@@ -263,6 +263,27 @@ def _validate_pin(pin: str) -> str | None:
     return None
 
 
+# The two account credit tools (checking, savings): the account classes each credits, the error for
+# another class, the format of the new balance, the transaction description of each credit type.
+_ACCOUNT_CREDIT: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
+    "checking": (
+        ("checking",),
+        "is not a checking account. Credits can only be applied to checking accounts.",
+        "${:.2f}",
+        {"rebate_credit": "REBATE CREDIT - CUSTOMER SERVICE", "fee_refund": "FEE REFUND - CUSTOMER SERVICE"},
+    ),
+    "savings": (
+        ("saving", "savings"),
+        "is not a savings account. This tool only applies to savings accounts.",
+        "{:.2f}",
+        {
+            "interest_correction": "INTEREST CORRECTION - CUSTOMER SERVICE",
+            "fee_refund": "FEE REFUND - CUSTOMER SERVICE",
+            "goodwill_credit": "GOODWILL CREDIT - CUSTOMER SERVICE",
+        },
+    ),
+}
+
 # The three debit card activation tools: the issue reasons each activates, the card's issue reason
 # when it has none, and what becomes of the account's other ACTIVE cards (status, dated field,
 # deactivation reason, "{}" being the issue reason).
@@ -444,6 +465,72 @@ class KnowledgeTools(ToolKitBase):
                 other_card["deactivation_reason"] = why.format(issue_reason)
                 others.append(other_card_id)
         return None, issue_reason, others
+
+    def _credit_account(self, kind: str, account_id: str, amount: float, credit_type: str) -> str:
+        """apply_checking_account_credit_5829 (``kind`` "checking") and apply_savings_account_credit_6831
+        ("savings"): the credit added to the account's balance and recorded as a posted transaction."""
+        classes, class_error, holdings, descriptions = _ACCOUNT_CREDIT[kind]
+        if not account_id or amount is None or not credit_type:
+            return "Error: Missing required parameters."
+
+        # Validate amount is a positive number
+        try:
+            amount = float(amount)
+        except (TypeError, ValueError):
+            return "Error: Invalid credit amount. Must be a number."
+
+        if amount <= 0:
+            return "Error: Credit amount must be positive."
+
+        valid_types = list(descriptions)
+        if credit_type not in valid_types:
+            return f"Error: Invalid credit_type. Must be one of: {valid_types}"
+
+        if account_id not in self.db.accounts.data:
+            return f"Error: Account '{account_id}' not found."
+
+        account = self.db.accounts.data[account_id]
+
+        # Verify it's an account of this kind
+        if account.get("class", "").lower() not in classes:
+            return f"Error: Account '{account_id}' {class_error}"
+
+        # Check account status
+        if account.get("status") not in ("ACTIVE", "OPEN"):
+            return f"Error: Account '{account_id}' is not active."
+
+        current_balance = _get_account_balance(account)
+        new_balance = current_balance + amount
+
+        # Update the account balance
+        account["current_holdings"] = holdings.format(new_balance)
+
+        # Create transaction record
+        transaction_id = (
+            f"txn_{_deterministic_id(f'{kind}_credit:{account_id}:{credit_type}:{amount}:{get_today_str()}')}"
+        )
+
+        transaction_record = {
+            "transaction_id": transaction_id,
+            "account_id": account_id,
+            "date": get_today_str(),
+            "description": descriptions[credit_type],
+            "amount": amount,
+            "type": credit_type,
+            "status": "posted",
+        }
+
+        self.db.bank_account_transaction_history.data[transaction_id] = transaction_record
+
+        return (
+            f"\nCredit applied successfully!\n"
+            f"  - Transaction ID: {transaction_id}\n"
+            f"  - Account: {account_id}\n"
+            f"  - Credit Type: {credit_type}\n"
+            f"  - Amount: ${amount:.2f}\n"
+            f"  - Previous Balance: ${current_balance:.2f}\n"
+            f"  - New Balance: ${new_balance:.2f}"
+        )
 
     def _history(
         self, table: str, field: str, value: str, done: str, tool: str, title: str, empty: str
@@ -2610,71 +2697,7 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             Credit applied to checking account successfully.
         """
-        if not account_id or amount is None or not credit_type:
-            return "Error: Missing required parameters."
-
-        # Validate amount is a positive number
-        try:
-            amount = float(amount)
-        except (TypeError, ValueError):
-            return "Error: Invalid credit amount. Must be a number."
-
-        if amount <= 0:
-            return "Error: Credit amount must be positive."
-
-        valid_types = ["rebate_credit", "fee_refund"]
-        if credit_type not in valid_types:
-            return f"Error: Invalid credit_type. Must be one of: {valid_types}"
-
-        if account_id not in self.db.accounts.data:
-            return f"Error: Account '{account_id}' not found."
-
-        account = self.db.accounts.data[account_id]
-
-        # Verify it's a checking account
-        account_class = account.get("class", "").lower()
-        if account_class != "checking":
-            return f"Error: Account '{account_id}' is not a checking account. Credits can only be applied to checking accounts."
-
-        # Check account status
-        if account.get("status") not in ("ACTIVE", "OPEN"):
-            return f"Error: Account '{account_id}' is not active."
-
-        current_balance = _get_account_balance(account)
-        new_balance = current_balance + amount
-
-        # Update the account balance
-        account["current_holdings"] = f"${new_balance:.2f}"
-
-        # Create transaction record
-        transaction_id = f"txn_{_deterministic_id(f'checking_credit:{account_id}:{credit_type}:{amount}:{get_today_str()}')}"
-
-        if credit_type == "rebate_credit":
-            description = "REBATE CREDIT - CUSTOMER SERVICE"
-        else:
-            description = "FEE REFUND - CUSTOMER SERVICE"
-
-        transaction_record = {
-            "transaction_id": transaction_id,
-            "account_id": account_id,
-            "date": get_today_str(),
-            "description": description,
-            "amount": amount,
-            "type": credit_type,
-            "status": "posted",
-        }
-
-        self.db.bank_account_transaction_history.data[transaction_id] = transaction_record
-
-        return (
-            f"\nCredit applied successfully!\n"
-            f"  - Transaction ID: {transaction_id}\n"
-            f"  - Account: {account_id}\n"
-            f"  - Credit Type: {credit_type}\n"
-            f"  - Amount: ${amount:.2f}\n"
-            f"  - Previous Balance: ${current_balance:.2f}\n"
-            f"  - New Balance: ${new_balance:.2f}"
-        )
+        return self._credit_account("checking", account_id, amount, credit_type)
 
     @is_discoverable_tool(ToolType.WRITE)
     def apply_savings_account_credit_6831(
@@ -2693,73 +2716,7 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             Credit applied to savings account successfully.
         """
-        if not account_id or amount is None or not credit_type:
-            return "Error: Missing required parameters."
-
-        # Validate amount is a positive number
-        try:
-            amount = float(amount)
-        except (TypeError, ValueError):
-            return "Error: Invalid credit amount. Must be a number."
-
-        if amount <= 0:
-            return "Error: Credit amount must be positive."
-
-        valid_types = ["interest_correction", "fee_refund", "goodwill_credit"]
-        if credit_type not in valid_types:
-            return f"Error: Invalid credit_type. Must be one of: {valid_types}"
-
-        if account_id not in self.db.accounts.data:
-            return f"Error: Account '{account_id}' not found."
-
-        account = self.db.accounts.data[account_id]
-
-        # Verify it's a savings account
-        account_class = account.get("class", "").lower()
-        if account_class not in ("saving", "savings"):
-            return f"Error: Account '{account_id}' is not a savings account. This tool only applies to savings accounts."
-
-        # Check account status
-        if account.get("status") not in ("ACTIVE", "OPEN"):
-            return f"Error: Account '{account_id}' is not active."
-
-        current_balance = _get_account_balance(account)
-        new_balance = current_balance + amount
-
-        # Update the account balance
-        account["current_holdings"] = f"{new_balance:.2f}"
-
-        # Create transaction record
-        transaction_id = f"txn_{_deterministic_id(f'savings_credit:{account_id}:{credit_type}:{amount}:{get_today_str()}')}"
-
-        if credit_type == "interest_correction":
-            description = "INTEREST CORRECTION - CUSTOMER SERVICE"
-        elif credit_type == "fee_refund":
-            description = "FEE REFUND - CUSTOMER SERVICE"
-        else:
-            description = "GOODWILL CREDIT - CUSTOMER SERVICE"
-
-        transaction_record = {
-            "transaction_id": transaction_id,
-            "account_id": account_id,
-            "date": get_today_str(),
-            "description": description,
-            "amount": amount,
-            "type": credit_type,
-            "status": "posted",
-        }
-
-        self.db.bank_account_transaction_history.data[transaction_id] = transaction_record
-
-        return (
-            f"\nCredit applied successfully!\n"
-            f"  - Transaction ID: {transaction_id}\n"
-            f"  - Account: {account_id}\n"
-            f"  - Credit Type: {credit_type}\n"
-            f"  - Amount: ${amount:.2f}\n"
-            f"  - Previous Balance: ${current_balance:.2f}\n"
-            f"  - New Balance: ${new_balance:.2f}"
-        )
+        return self._credit_account("savings", account_id, amount, credit_type)
 
     @is_discoverable_tool(ToolType.WRITE)
     def submit_interest_discrepancy_report_7294(
