@@ -29,15 +29,17 @@ otherwise.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..tau2_retail.environment import COMPLETED, communicated
 from .data_model import AirlineData, AirlineDB
 from .tools import replay_actions
 
-__all__ = ["COMPLETED", "action_checks", "communicated", "gold_state", "task_reward", "tau_bench_reward"]
-
-COMPLETED = frozenset({"user_stop", "agent_stop", "transfer"})
+__all__ = [
+    "COMPLETED", "action_checks", "communicated", "gold_state", "task_reward", "tau_bench_reward", "tool_calls",
+]  # fmt: skip
 
 
 def gold_state(data: AirlineData, task: Mapping, fidelity: str = "tau2") -> tuple[str, list[str]]:
@@ -49,38 +51,40 @@ def gold_state(data: AirlineData, task: Mapping, fidelity: str = "tau2") -> tupl
     return data.gold[key]
 
 
-def communicated(info: Sequence[str], messages: Sequence[Mapping]) -> list[str]:
-    """The ``communicate_info`` items no assistant message contains (case-insensitive, commas removed)."""
-    texts = [
-        str(m.get("content") or "").lower().replace(",", "") for m in messages if m.get("role") == "assistant"
-    ]
-    return [x for x in info if not any(x.lower() in t for t in texts)]
-
-
-def _calls(messages: Sequence[Mapping]) -> list[tuple[str, dict]]:
+def tool_calls(
+    messages: Sequence[Mapping], roles: Sequence[str] | None = None
+) -> list[tuple[str, str, dict]]:
+    """``(requestor, name, arguments)`` of every tool call in the messages (of ``roles``, all when None), in
+    order; the requestor is the call's own, else its message's role; arguments not an object count as ``{}``."""
     out = []
     for m in messages:
+        role = m.get("role")
+        if roles is not None and role not in roles:
+            continue
         for c in m.get("tool_calls") or []:
             fn = c.get("function") or c
             args = fn.get("arguments") or {}
             if isinstance(args, str):
-                import json
-
                 try:
                     args = json.loads(args)
                 except ValueError:
                     args = {}
-            out.append((str(fn.get("name")), args if isinstance(args, dict) else {}))
+            out.append(
+                (str(c.get("requestor") or role), str(fn.get("name")), args if isinstance(args, dict) else {})
+            )
     return out
 
 
-def action_checks(actions: Sequence[Mapping], messages: Sequence[Mapping]) -> list[bool]:
-    """Per expected action: whether some tool call matches it (τ²-bench's ``compare_with_tool_call``)."""
-    calls = _calls(messages)
+def action_checks(
+    actions: Sequence[Mapping], messages: Sequence[Mapping], roles: Sequence[str] | None = None
+) -> list[bool]:
+    """Per expected action: whether some tool call (of ``roles``, all when None) matches it (τ²-bench's
+    ``compare_with_tool_call``)."""
+    calls = tool_calls(messages, roles)
     out = []
     for a in actions:
         found = False
-        for name, args in calls:
+        for _requestor, name, args in calls:
             if name != a["name"]:
                 continue
             keys = list(args) if a.get("compare_args") is None else list(a["compare_args"])
