@@ -30,12 +30,15 @@ otherwise.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..tau2_retail.environment import COMPLETED, communicated
 from .data_model import AirlineData, AirlineDB
 from .tools import replay_actions
+
+if TYPE_CHECKING:
+    from ..banking_knowledge.db import BankDB
 
 __all__ = [
     "COMPLETED", "action_checks", "communicated", "gold_state", "task_reward", "tau_bench_reward", "tool_calls",
@@ -97,9 +100,10 @@ def action_checks(
     return out
 
 
-def task_reward(db: AirlineDB, gold_hash: str, criteria: Mapping, messages: Sequence[Mapping],
+def task_reward(db: AirlineDB | BankDB, gold_hash: str, criteria: Mapping, messages: Sequence[Mapping],
                 termination: str | None = None, nl_checks: Sequence[Mapping] | None = None) -> tuple[float, dict]:  # fmt: skip
-    """τ²-bench's reward over the task's basis and its breakdown (module docstring)."""
+    """τ²-bench's reward over the task's basis and its breakdown (module docstring); banking_knowledge's
+    reward too (the same computation over its :class:`~..banking_knowledge.db.BankDB`)."""
     basis = list(criteria.get("reward_basis") or ["DB"])
     db_ok = float(db.state_hash() == gold_hash)
     info = list(criteria.get("communicate_info") or [])
@@ -141,6 +145,3 @@ def tau_bench_reward(final_hash: str, gold_hash: str, outputs: Sequence[str], re
     else:
         reward = float(r_db and r_out)
     return reward, {"r_actions": float(r_db), "outputs": found, "done": done}
-
-
-NLJudge = Callable[[Mapping, Sequence[Mapping]], list[dict[str, Any]]]
