@@ -393,6 +393,60 @@ def _validate_activation_common(
     return None, card
 
 
+# The scan of an ATM #3921 envelope holding a $875.00 check and $260.00 cash of which the ATM recorded
+# $385.00 (the two test deposits of get_atm_deposit_images_8473 differ only in these fields).
+_DISCREPANCY_ENVELOPE = """
+=== ATM DEPOSIT ENVELOPE SCAN ===
+Envelope ID: {envelope}
+Deposit Time: {time}
+ATM Location: {location}
+
+--- ENVELOPE CONTENTS ---
+Item 1: Personal Check
+  - Check Number: {check}
+  - Drawn On: {bank}
+  - Payee: {payee}
+  - Amount: $875.00
+  - Memo: "October rent refund"
+  - Signature: Present and legible
+  - Date on Check: {date}
+
+Item 2: Cash
+  - Denomination breakdown:
+    * 2 x $100 bills = $200.00
+    * 3 x $20 bills = $60.00
+  - Total Cash: $260.00
+
+--- DEPOSIT SUMMARY ---
+Check Total: $875.00
+Cash Total: $260.00
+GRAND TOTAL: $1,135.00
+
+--- MACHINE RECORD ---
+Amount Recorded by ATM: $385.00
+DISCREPANCY DETECTED: $750.00 difference
+
+--- IMAGE QUALITY ---
+Envelope scan: CLEAR
+Check front: CLEAR
+Check back (endorsement): CLEAR - endorsed "For Deposit Only - {payee}"
+Cash image: CLEAR - bills visible and countable
+"""
+
+
+def _discrepancy_envelope(txn: dict[str, Any], envelope: str, time: str, location: str, check: str, bank: str,
+                          payee: str, date: str) -> dict[str, str]:  # fmt: skip
+    """The deposit image data of one of the two discrepancy test deposits (``_DISCREPANCY_ENVELOPE``)."""
+    contents = _DISCREPANCY_ENVELOPE.format(envelope=envelope, time=time, location=location, check=check, bank=bank,
+                                            payee=payee, date=date)  # fmt: skip
+    return {
+        "atm_id": "ATM #3921",
+        "deposit_date": txn.get("date", "Unknown"),
+        "envelope_contents": contents,
+        "verification_notes": "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. Discrepancy of $750.00 confirmed via image review.",
+    }
+
+
 class KnowledgeTools(ToolKitBase):
     """Tools for the knowledge domain (Agent tools).
 
@@ -1390,90 +1444,26 @@ class KnowledgeTools(ToolKitBase):
 
         # Hardcoded deposit image descriptions for specific test transaction IDs
         deposit_image_data = {
-            "btxn_834027370c20": {
-                "atm_id": "ATM #3921",
-                "deposit_date": txn.get("date", "Unknown"),
-                "envelope_contents": """
-=== ATM DEPOSIT ENVELOPE SCAN ===
-Envelope ID: ENV-2025-3921-00923
-Deposit Time: 3:47 PM CST
-ATM Location: Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX
-
---- ENVELOPE CONTENTS ---
-Item 1: Personal Check
-  - Check Number: 7284
-  - Drawn On: First Texas Bank
-  - Payee: Derek Yamamoto
-  - Amount: $875.00
-  - Memo: "October rent refund"
-  - Signature: Present and legible
-  - Date on Check: 11/03/2025
-
-Item 2: Cash
-  - Denomination breakdown:
-    * 2 x $100 bills = $200.00
-    * 3 x $20 bills = $60.00
-  - Total Cash: $260.00
-
---- DEPOSIT SUMMARY ---
-Check Total: $875.00
-Cash Total: $260.00
-GRAND TOTAL: $1,135.00
-
---- MACHINE RECORD ---
-Amount Recorded by ATM: $385.00
-DISCREPANCY DETECTED: $750.00 difference
-
---- IMAGE QUALITY ---
-Envelope scan: CLEAR
-Check front: CLEAR
-Check back (endorsement): CLEAR - endorsed "For Deposit Only - Derek Yamamoto"
-Cash image: CLEAR - bills visible and countable
-""",
-                "verification_notes": "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. Discrepancy of $750.00 confirmed via image review.",
-            },
-            "btxn_test_deposit_001": {
-                "atm_id": "ATM #3921",
-                "deposit_date": txn.get("date", "Unknown"),
-                "envelope_contents": """
-=== ATM DEPOSIT ENVELOPE SCAN ===
-Envelope ID: ENV-2025-3921-00847
-Deposit Time: 2:34 PM EST
-ATM Location: Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR
-
---- ENVELOPE CONTENTS ---
-Item 1: Personal Check
-  - Check Number: 4821
-  - Drawn On: First National Bank
-  - Payee: Linda Patterson
-  - Amount: $875.00
-  - Memo: "October rent refund"
-  - Signature: Present and legible
-  - Date on Check: 11/05/2025
-
-Item 2: Cash
-  - Denomination breakdown:
-    * 2 x $100 bills = $200.00
-    * 3 x $20 bills = $60.00
-  - Total Cash: $260.00
-
---- DEPOSIT SUMMARY ---
-Check Total: $875.00
-Cash Total: $260.00
-GRAND TOTAL: $1,135.00
-
---- MACHINE RECORD ---
-Amount Recorded by ATM: $385.00
-DISCREPANCY DETECTED: $750.00 difference
-
---- IMAGE QUALITY ---
-Envelope scan: CLEAR
-Check front: CLEAR
-Check back (endorsement): CLEAR - endorsed "For Deposit Only - Linda Patterson"
-Cash image: CLEAR - bills visible and countable
-""",
-                "verification_notes": "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. Discrepancy of $750.00 confirmed via image review.",
-            },
+            "btxn_834027370c20": _discrepancy_envelope(
+                txn,
+                "ENV-2025-3921-00923",
+                "3:47 PM CST",
+                "Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX",
+                "7284",
+                "First Texas Bank",
+                "Derek Yamamoto",
+                "11/03/2025",
+            ),
+            "btxn_test_deposit_001": _discrepancy_envelope(
+                txn,
+                "ENV-2025-3921-00847",
+                "2:34 PM EST",
+                "Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR",
+                "4821",
+                "First National Bank",
+                "Linda Patterson",
+                "11/05/2025",
+            ),
             "btxn_test_atm_dep_partial": {
                 "atm_id": "ATM #5847",
                 "deposit_date": txn.get("date", "Unknown"),
