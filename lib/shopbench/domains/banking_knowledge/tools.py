@@ -5,9 +5,11 @@ tools and the user's tools, ported from τ²-bench's ``src/tau2/domains/banking_
 
 The method bodies, docstrings and texts are τ²-bench's, kept as published (their docstrings are
 what the agent sees: the base tools' specs and, once unlocked, a discoverable tool's description
-and parameters), over this project's own machinery: :mod:`.toolkit` (decorators, specs),
-:mod:`.db` (the database and the query helpers) and :mod:`.ids` (fixed clock, record ids). The
-retrieval tools (``KB_search``, ``grep``) are in :mod:`.retrieval`.
+and parameters); where τ²-bench repeats one logic (history reads, credit card account checks, the
+three debit card activations, the checking/savings credits) it runs once here as a helper, with the
+same texts and database effects (issue 27). Over this project's own machinery: :mod:`.toolkit`
+(decorators, specs), :mod:`.db` (the database and the query helpers) and :mod:`.ids` (fixed clock,
+record ids). The retrieval tools (``KB_search``, ``grep``) are in :mod:`.retrieval`.
 
 Calls go through :func:`execute` (never raises): an exception, a wrong or missing argument, an
 unknown tool become the error text the agent sees, as τ²-bench's environment returns it.
