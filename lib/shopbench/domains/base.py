@@ -23,13 +23,14 @@ checks (a missing or malformed file is that domain's one-line error, exit 2).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..core import registry
 from ..env.orchestrator import Conversation
 from ..env.protocols import Environment
+from ..errors import InputError
 
 __all__ = [
     "DOMAINS", "AirlineDomain", "BankingDomain", "Domain", "RetailDomain", "TelecomDomain", "default_data",
@@ -95,6 +96,17 @@ class Domain(ABC):
     def _tasks(self, split: str) -> list[dict]:
         return list(self.data.tasks)
 
+    def _split_tasks(self, split: str, error: type[InputError]) -> list[dict]:
+        """The tasks of ``split_tasks.json``'s ``split`` (``all``: every task); a split the file lacks is
+        the domain's ``error``."""
+        if split == "all":
+            return list(self.data.tasks)
+        if not self.data.split or split not in self.data.split:
+            raise error(f"no split {split!r}", file=self.data.path / "split_tasks.json",
+                        fix=f"use one of {sorted(self.data.split or {})}")  # fmt: skip
+        ids = {str(x) for x in self.data.split[split]}
+        return [t for t in self.data.tasks if str(t["id"]) in ids]
+
     def task_id(self, task: Mapping) -> str:
         return f"{self.name}-{task['id']}"
 
@@ -153,15 +165,9 @@ class RetailDomain(Domain):
         return load_tau2(path, TOOL_NAMES)
 
     def _tasks(self, split: str) -> list[dict]:
-        if split == "all":
-            return list(self.data.tasks)
         from .tau2_retail import Tau2DataError
 
-        if not self.data.split or split not in self.data.split:
-            raise Tau2DataError(f"no split {split!r}", file=self.data.path / "split_tasks.json",
-                                fix=f"use one of {sorted(self.data.split or {})}")  # fmt: skip
-        ids = {str(x) for x in self.data.split[split]}
-        return [t for t in self.data.tasks if str(t["id"]) in ids]
+        return self._split_tasks(split, Tau2DataError)
 
     def environment(self, task: Mapping, agent_opens: bool = False) -> Environment:
         from .tau2_retail import RetailEnvironment
@@ -198,15 +204,9 @@ class AirlineDomain(Domain):
         return load_airline(path)
 
     def _tasks(self, split: str) -> list[dict]:
-        if split == "all":
-            return list(self.data.tasks)
         from .airline import AirlineDataError
 
-        if not self.data.split or split not in self.data.split:
-            raise AirlineDataError(f"no split {split!r}", file=self.data.path / "split_tasks.json",
-                                   fix=f"use one of {sorted(self.data.split or {})}")  # fmt: skip
-        ids = {str(x) for x in self.data.split[split]}
-        return [t for t in self.data.tasks if str(t["id"]) in ids]
+        return self._split_tasks(split, AirlineDataError)
 
     def environment(self, task: Mapping, agent_opens: bool = False) -> Environment:
         from .airline import AirlineEnvironment
@@ -357,11 +357,3 @@ def load_domain(name: str, data_dir: str | Path | None = None, **options: Any) -
     path = Path(data_dir).expanduser() if data_dir is not None else default_data(name)
     data = cls._load(path)
     return cls(data, path, **options)  # type: ignore[call-arg]
-
-
-def gold_calls(actions: Sequence[Mapping]) -> list[tuple[str, str, dict]]:
-    """``(requestor, name, arguments)`` of expected actions."""
-    return [
-        (str(a.get("requestor") or "assistant"), str(a["name"]), dict(a.get("arguments") or {}))
-        for a in actions
-    ]

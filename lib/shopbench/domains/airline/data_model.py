@@ -59,7 +59,7 @@ def _canonical(obj: Any) -> str:
 
 class AirlineDB:
     """One rollout's database over the loaded tables: reads see the loaded records; a write
-    deep-copies the record first (:meth:`mut`); :meth:`put` adds a record (a new reservation)."""
+    deep-copies the record first (:meth:`mut`); a new record (a reservation) goes into ``changed``."""
 
     def __init__(self, base: Mapping[str, Mapping[str, dict]]):
         self.base = base
@@ -71,16 +71,10 @@ class AirlineDB:
         rec = self.changed[table].get(key)
         return rec if rec is not None else self.base[table].get(key)
 
-    def has(self, table: str, key: Any) -> bool:
-        return self.get(table, key) is not None
-
     def mut(self, table: str, key: str) -> dict:
         if key not in self.changed[table]:
             self.changed[table][key] = copy.deepcopy(self.base[table][key])
         return self.changed[table][key]
-
-    def put(self, table: str, key: str, record: dict) -> None:
-        self.changed[table][key] = record
 
     def values(self, table: str) -> Iterable[dict]:
         """The records of a table in the file's order (new ones last)."""
@@ -107,12 +101,6 @@ class AirlineDB:
         """SHA-256 of the canonical JSON of :meth:`diff`: two rollouts over the same loaded data
         have equal databases iff equal hashes."""
         return hashlib.sha256(_canonical(self.diff()).encode()).hexdigest()
-
-    def snapshot(self) -> dict[str, dict[str, dict]]:
-        out = {t: dict(self.base[t]) for t in TABLES}
-        for t in TABLES:
-            out[t].update(self.changed[t])
-        return copy.deepcopy(out)
 
 
 def _to_hashable(item: Any) -> Any:

@@ -29,15 +29,20 @@ otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from ..tau2_retail.environment import COMPLETED, communicated
 from .data_model import AirlineData, AirlineDB
 from .tools import replay_actions
 
-__all__ = ["COMPLETED", "action_checks", "communicated", "gold_state", "task_reward", "tau_bench_reward"]
+if TYPE_CHECKING:
+    from ..banking_knowledge.db import BankDB
 
-COMPLETED = frozenset({"user_stop", "agent_stop", "transfer"})
+__all__ = [
+    "COMPLETED", "action_checks", "communicated", "gold_state", "task_reward", "tau_bench_reward", "tool_calls",
+]  # fmt: skip
 
 
 def gold_state(data: AirlineData, task: Mapping, fidelity: str = "tau2") -> tuple[str, list[str]]:
@@ -49,38 +54,40 @@ def gold_state(data: AirlineData, task: Mapping, fidelity: str = "tau2") -> tupl
     return data.gold[key]
 
 
-def communicated(info: Sequence[str], messages: Sequence[Mapping]) -> list[str]:
-    """The ``communicate_info`` items no assistant message contains (case-insensitive, commas removed)."""
-    texts = [
-        str(m.get("content") or "").lower().replace(",", "") for m in messages if m.get("role") == "assistant"
-    ]
-    return [x for x in info if not any(x.lower() in t for t in texts)]
-
-
-def _calls(messages: Sequence[Mapping]) -> list[tuple[str, dict]]:
+def tool_calls(
+    messages: Sequence[Mapping], roles: Sequence[str] | None = None
+) -> list[tuple[str, str, dict]]:
+    """``(requestor, name, arguments)`` of every tool call in the messages (of ``roles``, all when None), in
+    order; the requestor is the call's own, else its message's role; arguments not an object count as ``{}``."""
     out = []
     for m in messages:
+        role = m.get("role")
+        if roles is not None and role not in roles:
+            continue
         for c in m.get("tool_calls") or []:
             fn = c.get("function") or c
             args = fn.get("arguments") or {}
             if isinstance(args, str):
-                import json
-
                 try:
                     args = json.loads(args)
                 except ValueError:
                     args = {}
-            out.append((str(fn.get("name")), args if isinstance(args, dict) else {}))
+            out.append(
+                (str(c.get("requestor") or role), str(fn.get("name")), args if isinstance(args, dict) else {})
+            )
     return out
 
 
-def action_checks(actions: Sequence[Mapping], messages: Sequence[Mapping]) -> list[bool]:
-    """Per expected action: whether some tool call matches it (τ²-bench's ``compare_with_tool_call``)."""
-    calls = _calls(messages)
+def action_checks(
+    actions: Sequence[Mapping], messages: Sequence[Mapping], roles: Sequence[str] | None = None
+) -> list[bool]:
+    """Per expected action: whether some tool call (of ``roles``, all when None) matches it (τ²-bench's
+    ``compare_with_tool_call``)."""
+    calls = tool_calls(messages, roles)
     out = []
     for a in actions:
         found = False
-        for name, args in calls:
+        for _requestor, name, args in calls:
             if name != a["name"]:
                 continue
             keys = list(args) if a.get("compare_args") is None else list(a["compare_args"])
@@ -93,9 +100,10 @@ def action_checks(actions: Sequence[Mapping], messages: Sequence[Mapping]) -> li
     return out
 
 
-def task_reward(db: AirlineDB, gold_hash: str, criteria: Mapping, messages: Sequence[Mapping],
+def task_reward(db: AirlineDB | BankDB, gold_hash: str, criteria: Mapping, messages: Sequence[Mapping],
                 termination: str | None = None, nl_checks: Sequence[Mapping] | None = None) -> tuple[float, dict]:  # fmt: skip
-    """τ²-bench's reward over the task's basis and its breakdown (module docstring)."""
+    """τ²-bench's reward over the task's basis and its breakdown (module docstring); banking_knowledge's
+    reward too (the same computation over its :class:`~..banking_knowledge.db.BankDB`)."""
     basis = list(criteria.get("reward_basis") or ["DB"])
     db_ok = float(db.state_hash() == gold_hash)
     info = list(criteria.get("communicate_info") or [])
@@ -137,6 +145,3 @@ def tau_bench_reward(final_hash: str, gold_hash: str, outputs: Sequence[str], re
     else:
         reward = float(r_db and r_out)
     return reward, {"r_actions": float(r_db), "outputs": found, "done": done}
-
-
-NLJudge = Callable[[Mapping, Sequence[Mapping]], list[dict[str, Any]]]

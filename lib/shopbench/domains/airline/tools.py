@@ -472,6 +472,27 @@ TAU2_TOOL_SPECS: list[dict] = [_tau2_spec(n) for n in TAU2_TOOL_NAMES]
 # tau-bench (v1): one class per tool with a static ``invoke(data, ...)`` as tau-bench writes them, so
 # that a wrong argument gives tau-bench's own TypeError text ("BookReservation.invoke() missing 1
 # required positional argument: 'cabin'").
+def _v1_price_flight(data: dict, flight: dict, cabin: str, n: int) -> str | None:
+    """tau-bench's check of a new flight segment for ``n`` passengers (the flight exists, flies that
+    date, is available, has the seats in ``cabin``), then its price, origin and destination set on
+    it; the error text, else None."""
+    fn = flight["flight_number"]
+    if fn not in data["flights"]:
+        return f"Error: flight {fn} not found"
+    fdata = data["flights"][fn]
+    if flight["date"] not in fdata["dates"]:
+        return f"Error: flight {fn} not found on date {flight['date']}"
+    day = fdata["dates"][flight["date"]]
+    if day["status"] != "available":
+        return f"Error: flight {fn} not available on date {flight['date']}"
+    if day["available_seats"][cabin] < n:
+        return f"Error: not enough seats on flight {fn}"
+    flight["price"] = day["prices"][cabin]
+    flight["origin"] = fdata["origin"]
+    flight["destination"] = fdata["destination"]
+    return None
+
+
 class BookReservation:
     @staticmethod
     def invoke(data: dict, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
@@ -493,20 +514,9 @@ class BookReservation:
         }  # fmt: skip
         total_price = 0
         for flight in reservation["flights"]:
-            fn = flight["flight_number"]
-            if fn not in data["flights"]:
-                return f"Error: flight {fn} not found"
-            fdata = data["flights"][fn]
-            if flight["date"] not in fdata["dates"]:
-                return f"Error: flight {fn} not found on date {flight['date']}"
-            day = fdata["dates"][flight["date"]]
-            if day["status"] != "available":
-                return f"Error: flight {fn} not available on date {flight['date']}"
-            if day["available_seats"][cabin] < len(passengers):
-                return f"Error: not enough seats on flight {fn}"
-            flight["price"] = day["prices"][cabin]
-            flight["origin"] = fdata["origin"]
-            flight["destination"] = fdata["destination"]
+            err = _v1_price_flight(data, flight, cabin, len(passengers))
+            if err:
+                return err
             total_price += flight["price"] * len(passengers)
         if insurance == "yes":
             total_price += 30 * len(passengers)
@@ -707,20 +717,9 @@ class UpdateReservationFlights:
                 flight["origin"] = same[0]["origin"]
                 flight["destination"] = same[0]["destination"]
                 continue
-            fn = flight["flight_number"]
-            if fn not in data["flights"]:
-                return f"Error: flight {fn} not found"
-            fdata = data["flights"][fn]
-            if flight["date"] not in fdata["dates"]:
-                return f"Error: flight {fn} not found on date {flight['date']}"
-            day = fdata["dates"][flight["date"]]
-            if day["status"] != "available":
-                return f"Error: flight {fn} not available on date {flight['date']}"
-            if day["available_seats"][cabin] < n:
-                return f"Error: not enough seats on flight {fn}"
-            flight["price"] = day["prices"][cabin]
-            flight["origin"] = fdata["origin"]
-            flight["destination"] = fdata["destination"]
+            err = _v1_price_flight(data, flight, cabin, n)
+            if err:
+                return err
             total_price += flight["price"] * n
         total_price -= sum(f["price"] for f in r["flights"]) * n
         err, pm = _v1_payment_check(users, r, payment_id, total_price)

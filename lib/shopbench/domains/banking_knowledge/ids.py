@@ -95,12 +95,6 @@ def generate_credit_limit_increase_request_id(credit_card_account_id: str, user_
     return f"cli_{_deterministic_id(seed, length=12)}"
 
 
-def generate_bank_account_transaction_id(account_id: str, date: str, description: str, amount: float,
-                                         transaction_type: str) -> str:  # fmt: skip
-    seed = f"bank_txn:{account_id}:{date}:{description}:{amount:.2f}:{transaction_type}"
-    return f"btxn_{_deterministic_id(seed, length=12)}"
-
-
 def generate_debit_card_order_id(account_id: str, user_id: str, delivery_option: str) -> str:
     return f"dcord_{_deterministic_id(f'debit_card_order:{account_id}:{user_id}:{delivery_option}', 12)}"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..airline.reward import COMPLETED, action_checks, communicated
+from ..airline.reward import task_reward  # the same reward over the same basis (module docstring)
 from .data_model import BankingData
 from .db import BankDB
 from .environment import BankingTools, read_log_allowlist
@@ -55,29 +55,3 @@ def gold_state(data: BankingData, task: Mapping) -> tuple[str, list[dict[str, An
         db, rows = execute_actions(data, task)
         data.gold[key] = (db.state_hash(), rows)
     return data.gold[key]
-
-
-def task_reward(db: BankDB, gold_hash: str, criteria: Mapping, messages: Sequence[Mapping],
-                termination: str | None = None) -> tuple[float, dict]:  # fmt: skip
-    """τ²-bench's reward over the task's basis and its breakdown (module docstring)."""
-    basis = list(criteria.get("reward_basis") or ["DB"])
-    db_ok = float(db.state_hash() == gold_hash)
-    info = list(criteria.get("communicate_info") or [])
-    missing = communicated(info, messages) if info else []
-    acts = list(criteria.get("actions") or [])
-    checks = action_checks(acts, messages) if acts else []
-    nl = None if criteria.get("nl_assertions") else 1.0
-    parts: dict[str, float | None] = {"DB": db_ok, "ENV_ASSERTION": 1.0, "COMMUNICATE": float(not missing),
-                                      "ACTION": float(all(checks)), "NL_ASSERTION": nl}  # fmt: skip
-    reward = 1.0
-    for b in basis:
-        p = parts[b]
-        if p is not None:
-            reward *= p
-    premature = termination is not None and termination not in COMPLETED
-    if premature:
-        reward = 0.0
-    return reward, {"basis": basis, "db": db_ok, "communicate": None if not info else parts["COMMUNICATE"],
-                    "missing_info": missing, "action": None if not acts else parts["ACTION"],
-                    "action_checks": checks, "nl_assertion": nl, "unjudged": [b for b in basis if parts[b] is None],
-                    "premature": premature, "termination": termination}  # fmt: skip

@@ -5,9 +5,11 @@ tools and the user's tools, ported from τ²-bench's ``src/tau2/domains/banking_
 
 The method bodies, docstrings and texts are τ²-bench's, kept as published (their docstrings are
 what the agent sees: the base tools' specs and, once unlocked, a discoverable tool's description
-and parameters), over this project's own machinery: :mod:`.toolkit` (decorators, specs),
-:mod:`.db` (the database and the query helpers) and :mod:`.ids` (fixed clock, record ids). The
-retrieval tools (``KB_search``, ``grep``) are in :mod:`.retrieval`.
+and parameters); where τ²-bench repeats one logic (history reads, credit card account checks, the
+three debit card activations, the checking/savings credits) it runs once here as a helper, with the
+same texts and database effects (issue 27). Over this project's own machinery: :mod:`.toolkit`
+(decorators, specs), :mod:`.db` (the database and the query helpers) and :mod:`.ids` (fixed clock,
+record ids). The retrieval tools (``KB_search``, ``grep``) are in :mod:`.retrieval`.
 
 Calls go through :func:`execute` (never raises): an exception, a wrong or missing argument, an
 unknown tool become the error text the agent sees, as τ²-bench's environment returns it.
@@ -94,6 +96,34 @@ def _parse_balance(val: Any) -> float:
 def _get_account_balance(account: dict[str, Any]) -> float:
     """Get account balance from either 'current_holdings' or 'balance' field."""
     return _parse_balance(account.get("current_holdings", account.get("balance", 0)))
+
+
+def _found(result: str) -> bool:
+    """Whether a ``query_database_tool`` text lists records (neither "No records found" nor "No results found")."""
+    return "No records found" not in result and "No results found" not in result
+
+
+def _cc_not_found(db: "TransactionalDB", credit_card_account_id: str) -> str | None:
+    """The error text when the tools' query finds no credit card account with this id, else None."""
+    result = query_database_tool(
+        "credit_card_accounts", f'{{"account_id": "{credit_card_account_id}"}}', db=db
+    )
+    return None if _found(result) else f"Error: Credit card account '{credit_card_account_id}' not found."
+
+
+def _user_cc_account(
+    db: "TransactionalDB", credit_card_account_id: str, user_id: str
+) -> tuple[str | None, dict[str, Any] | None]:
+    """(error, account): the credit card account, which must exist and belong to ``user_id``."""
+    if credit_card_account_id not in db.credit_card_accounts.data:
+        return f"Error: Credit card account '{credit_card_account_id}' not found.", None
+    cc_account = db.credit_card_accounts.data[credit_card_account_id]
+    if cc_account.get("user_id") != user_id:
+        return (
+            f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'.",
+            None,
+        )
+    return None, cc_account
 
 
 def parse_discoverable_tool_docstring(func) -> dict[str, Any]:
@@ -235,6 +265,55 @@ def _validate_pin(pin: str) -> str | None:
     return None
 
 
+# The two account credit tools (checking, savings): the account classes each credits, the error for
+# another class, the format of the new balance, the transaction description of each credit type.
+_ACCOUNT_CREDIT: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
+    "checking": (
+        ("checking",),
+        "is not a checking account. Credits can only be applied to checking accounts.",
+        "${:.2f}",
+        {"rebate_credit": "REBATE CREDIT - CUSTOMER SERVICE", "fee_refund": "FEE REFUND - CUSTOMER SERVICE"},
+    ),
+    "savings": (
+        ("saving", "savings"),
+        "is not a savings account. This tool only applies to savings accounts.",
+        "{:.2f}",
+        {
+            "interest_correction": "INTEREST CORRECTION - CUSTOMER SERVICE",
+            "fee_refund": "FEE REFUND - CUSTOMER SERVICE",
+            "goodwill_credit": "GOODWILL CREDIT - CUSTOMER SERVICE",
+        },
+    ),
+}
+
+# The three debit card activation tools: the issue reasons each activates, the card's issue reason
+# when it has none, and what becomes of the account's other ACTIVE cards (status, dated field,
+# deactivation reason, "{}" being the issue reason).
+_ACTIVATION: dict[str, tuple[list[str], str | None, str, str, str]] = {
+    "activate_debit_card_8291": (
+        ["new_account", "first_card"],
+        None,
+        "DEACTIVATED",
+        "deactivated_date",
+        "New card activated",
+    ),
+    "activate_debit_card_8292": (
+        ["lost", "stolen", "fraud"],
+        "lost",
+        "DEACTIVATED",
+        "deactivated_date",
+        "Replacement card activated ({})",
+    ),
+    "activate_debit_card_8293": (
+        ["expired", "damaged", "upgrade", "bank_reissue"],
+        "expired",
+        "GRACE_PERIOD",
+        "grace_period_ends",
+        "Reissued card activated ({})",
+    ),
+}
+
+
 def _validate_activation_common(
     args: dict[str, Any],
     db: "TransactionalDB",
@@ -279,17 +358,7 @@ def _validate_activation_common(
     # Check issue_reason matches allowed reasons for this tool
     issue_reason = card.get("issue_reason", "new_account")
     if issue_reason not in allowed_issue_reasons:
-        reason_map = {
-            "new_account": "activate_debit_card_8291",
-            "first_card": "activate_debit_card_8291",
-            "lost": "activate_debit_card_8292",
-            "stolen": "activate_debit_card_8292",
-            "fraud": "activate_debit_card_8292",
-            "expired": "activate_debit_card_8293",
-            "damaged": "activate_debit_card_8293",
-            "upgrade": "activate_debit_card_8293",
-            "bank_reissue": "activate_debit_card_8293",
-        }
+        reason_map = {reason: tool for tool, (reasons, *_) in _ACTIVATION.items() for reason in reasons}
         correct_tool = reason_map.get(issue_reason, "unknown")
         return (
             f"Error: Wrong activation tool. This card has issue_reason='{issue_reason}'. Please use {correct_tool} instead of {tool_name}.",
@@ -324,6 +393,60 @@ def _validate_activation_common(
             )
 
     return None, card
+
+
+# The scan of an ATM #3921 envelope holding a $875.00 check and $260.00 cash of which the ATM recorded
+# $385.00 (the two test deposits of get_atm_deposit_images_8473 differ only in these fields).
+_DISCREPANCY_ENVELOPE = """
+=== ATM DEPOSIT ENVELOPE SCAN ===
+Envelope ID: {envelope}
+Deposit Time: {time}
+ATM Location: {location}
+
+--- ENVELOPE CONTENTS ---
+Item 1: Personal Check
+  - Check Number: {check}
+  - Drawn On: {bank}
+  - Payee: {payee}
+  - Amount: $875.00
+  - Memo: "October rent refund"
+  - Signature: Present and legible
+  - Date on Check: {date}
+
+Item 2: Cash
+  - Denomination breakdown:
+    * 2 x $100 bills = $200.00
+    * 3 x $20 bills = $60.00
+  - Total Cash: $260.00
+
+--- DEPOSIT SUMMARY ---
+Check Total: $875.00
+Cash Total: $260.00
+GRAND TOTAL: $1,135.00
+
+--- MACHINE RECORD ---
+Amount Recorded by ATM: $385.00
+DISCREPANCY DETECTED: $750.00 difference
+
+--- IMAGE QUALITY ---
+Envelope scan: CLEAR
+Check front: CLEAR
+Check back (endorsement): CLEAR - endorsed "For Deposit Only - {payee}"
+Cash image: CLEAR - bills visible and countable
+"""
+
+
+def _discrepancy_envelope(txn: dict[str, Any], envelope: str, time: str, location: str, check: str, bank: str,
+                          payee: str, date: str) -> dict[str, str]:  # fmt: skip
+    """The deposit image data of one of the two discrepancy test deposits (``_DISCREPANCY_ENVELOPE``)."""
+    contents = _DISCREPANCY_ENVELOPE.format(envelope=envelope, time=time, location=location, check=check, bank=bank,
+                                            payee=payee, date=date)  # fmt: skip
+    return {
+        "atm_id": "ATM #3921",
+        "deposit_date": txn.get("date", "Unknown"),
+        "envelope_contents": contents,
+        "verification_notes": "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. Discrepancy of $750.00 confirmed via image review.",
+    }
 
 
 class KnowledgeTools(ToolKitBase):
@@ -366,6 +489,112 @@ class KnowledgeTools(ToolKitBase):
     def get_agent_discoverable_tools_state(self) -> dict[str, dict[str, Any]]:
         """Get the current state of agent discoverable tools."""
         return self._agent_discoverable_tools_state
+
+    def _activate(
+        self, tool: str, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
+    ) -> tuple[str | None, str | None, list[str]]:
+        """Activate a debit card with ``tool`` (its row of ``_ACTIVATION``) after the common checks; the
+        account's other ACTIVE cards change as the row says. (error, issue reason, the other cards' ids)."""
+        allowed, default_reason, old_status, dated_field, why = _ACTIVATION[tool]
+        args = {"card_id": card_id, "last_4_digits": last_4_digits, "expiration_date": expiration_date,
+                "cvv": cvv, "pin": pin}  # fmt: skip
+        error, card = _validate_activation_common(args, self.db, allowed, tool)
+        if error:
+            return error, None, []
+
+        account_id = card.get("account_id")
+        issue_reason = card.get("issue_reason", default_reason)
+
+        # Activate the card
+        card["status"] = "ACTIVE"
+        card["activated_date"] = get_today_str()
+
+        others = []
+        for other_card_id, other_card in self.db.debit_cards.data.items():
+            if (
+                other_card_id != card_id
+                and other_card.get("account_id") == account_id
+                and other_card.get("status") == "ACTIVE"
+            ):
+                other_card["status"] = old_status
+                other_card[dated_field] = get_today_str()
+                other_card["deactivation_reason"] = why.format(issue_reason)
+                others.append(other_card_id)
+        return None, issue_reason, others
+
+    def _credit_account(self, kind: str, account_id: str, amount: float, credit_type: str) -> str:
+        """apply_checking_account_credit_5829 (``kind`` "checking") and apply_savings_account_credit_6831
+        ("savings"): the credit added to the account's balance and recorded as a posted transaction."""
+        classes, class_error, holdings, descriptions = _ACCOUNT_CREDIT[kind]
+        if not account_id or amount is None or not credit_type:
+            return "Error: Missing required parameters."
+
+        # Validate amount is a positive number
+        try:
+            amount = float(amount)
+        except (TypeError, ValueError):
+            return "Error: Invalid credit amount. Must be a number."
+
+        if amount <= 0:
+            return "Error: Credit amount must be positive."
+
+        valid_types = list(descriptions)
+        if credit_type not in valid_types:
+            return f"Error: Invalid credit_type. Must be one of: {valid_types}"
+
+        if account_id not in self.db.accounts.data:
+            return f"Error: Account '{account_id}' not found."
+
+        account = self.db.accounts.data[account_id]
+
+        # Verify it's an account of this kind
+        if account.get("class", "").lower() not in classes:
+            return f"Error: Account '{account_id}' {class_error}"
+
+        # Check account status
+        if account.get("status") not in ("ACTIVE", "OPEN"):
+            return f"Error: Account '{account_id}' is not active."
+
+        current_balance = _get_account_balance(account)
+        new_balance = current_balance + amount
+
+        # Update the account balance
+        account["current_holdings"] = holdings.format(new_balance)
+
+        # Create transaction record
+        transaction_id = (
+            f"txn_{_deterministic_id(f'{kind}_credit:{account_id}:{credit_type}:{amount}:{get_today_str()}')}"
+        )
+
+        transaction_record = {
+            "transaction_id": transaction_id,
+            "account_id": account_id,
+            "date": get_today_str(),
+            "description": descriptions[credit_type],
+            "amount": amount,
+            "type": credit_type,
+            "status": "posted",
+        }
+
+        self.db.bank_account_transaction_history.data[transaction_id] = transaction_record
+
+        return (
+            f"\nCredit applied successfully!\n"
+            f"  - Transaction ID: {transaction_id}\n"
+            f"  - Account: {account_id}\n"
+            f"  - Credit Type: {credit_type}\n"
+            f"  - Amount: ${amount:.2f}\n"
+            f"  - Previous Balance: ${current_balance:.2f}\n"
+            f"  - New Balance: ${new_balance:.2f}"
+        )
+
+    def _history(
+        self, table: str, field: str, value: str, done: str, tool: str, title: str, empty: str
+    ) -> str:
+        """A read tool's text: ``done``, ``Executed: tool``, ``title``, then the records of ``table``
+        whose ``field`` is ``value`` (``query_database_tool``'s text) or ``empty`` when there are none."""
+        result = query_database_tool(table, f'{{"{field}": "{value}"}}', db=self.db)
+        return "\n".join([done, "", f"Executed: {tool}", title, result if _found(result) else empty])
 
     @is_tool(ToolType.GENERIC)
     def transfer_to_human_agents(
@@ -1177,28 +1406,15 @@ class KnowledgeTools(ToolKitBase):
         if not user_id:
             return "Error: Missing required parameter: user_id"
 
-        debit_disputes_result = query_database_tool(
-            "debit_card_disputes", f'{{"user_id": "{user_id}"}}', db=self.db
-        )
-
-        result_parts = [
+        return self._history(
+            "debit_card_disputes",
+            "user_id",
+            user_id,
             "Debit card dispute history retrieved successfully.",
-            "",
-            f"Executed: get_debit_dispute_status_7483",
+            "get_debit_dispute_status_7483",
             f"Debit card dispute history for user {user_id}:",
-        ]
-
-        has_disputes = (
-            "No records found" not in debit_disputes_result
-            and "No results found" not in debit_disputes_result
+            "\nNo debit card disputes found for this user.",
         )
-
-        if has_disputes:
-            result_parts.append(debit_disputes_result)
-        else:
-            result_parts.append("\nNo debit card disputes found for this user.")
-
-        return "\n".join(result_parts)
 
     @is_discoverable_tool(ToolType.READ)
     def get_atm_deposit_images_8473(self, transaction_id: str) -> str:
@@ -1230,90 +1446,26 @@ class KnowledgeTools(ToolKitBase):
 
         # Hardcoded deposit image descriptions for specific test transaction IDs
         deposit_image_data = {
-            "btxn_834027370c20": {
-                "atm_id": "ATM #3921",
-                "deposit_date": txn.get("date", "Unknown"),
-                "envelope_contents": """
-=== ATM DEPOSIT ENVELOPE SCAN ===
-Envelope ID: ENV-2025-3921-00923
-Deposit Time: 3:47 PM CST
-ATM Location: Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX
-
---- ENVELOPE CONTENTS ---
-Item 1: Personal Check
-  - Check Number: 7284
-  - Drawn On: First Texas Bank
-  - Payee: Derek Yamamoto
-  - Amount: $875.00
-  - Memo: "October rent refund"
-  - Signature: Present and legible
-  - Date on Check: 11/03/2025
-
-Item 2: Cash
-  - Denomination breakdown:
-    * 2 x $100 bills = $200.00
-    * 3 x $20 bills = $60.00
-  - Total Cash: $260.00
-
---- DEPOSIT SUMMARY ---
-Check Total: $875.00
-Cash Total: $260.00
-GRAND TOTAL: $1,135.00
-
---- MACHINE RECORD ---
-Amount Recorded by ATM: $385.00
-DISCREPANCY DETECTED: $750.00 difference
-
---- IMAGE QUALITY ---
-Envelope scan: CLEAR
-Check front: CLEAR
-Check back (endorsement): CLEAR - endorsed "For Deposit Only - Derek Yamamoto"
-Cash image: CLEAR - bills visible and countable
-""",
-                "verification_notes": "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. Discrepancy of $750.00 confirmed via image review.",
-            },
-            "btxn_test_deposit_001": {
-                "atm_id": "ATM #3921",
-                "deposit_date": txn.get("date", "Unknown"),
-                "envelope_contents": """
-=== ATM DEPOSIT ENVELOPE SCAN ===
-Envelope ID: ENV-2025-3921-00847
-Deposit Time: 2:34 PM EST
-ATM Location: Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR
-
---- ENVELOPE CONTENTS ---
-Item 1: Personal Check
-  - Check Number: 4821
-  - Drawn On: First National Bank
-  - Payee: Linda Patterson
-  - Amount: $875.00
-  - Memo: "October rent refund"
-  - Signature: Present and legible
-  - Date on Check: 11/05/2025
-
-Item 2: Cash
-  - Denomination breakdown:
-    * 2 x $100 bills = $200.00
-    * 3 x $20 bills = $60.00
-  - Total Cash: $260.00
-
---- DEPOSIT SUMMARY ---
-Check Total: $875.00
-Cash Total: $260.00
-GRAND TOTAL: $1,135.00
-
---- MACHINE RECORD ---
-Amount Recorded by ATM: $385.00
-DISCREPANCY DETECTED: $750.00 difference
-
---- IMAGE QUALITY ---
-Envelope scan: CLEAR
-Check front: CLEAR
-Check back (endorsement): CLEAR - endorsed "For Deposit Only - Linda Patterson"
-Cash image: CLEAR - bills visible and countable
-""",
-                "verification_notes": "Images clearly show deposit contents totaling $1,135.00. ATM machine recorded only $385.00. Discrepancy of $750.00 confirmed via image review.",
-            },
+            "btxn_834027370c20": _discrepancy_envelope(
+                txn,
+                "ENV-2025-3921-00923",
+                "3:47 PM CST",
+                "Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX",
+                "7284",
+                "First Texas Bank",
+                "Derek Yamamoto",
+                "11/03/2025",
+            ),
+            "btxn_test_deposit_001": _discrepancy_envelope(
+                txn,
+                "ENV-2025-3921-00847",
+                "2:34 PM EST",
+                "Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR",
+                "4821",
+                "First National Bank",
+                "Linda Patterson",
+                "11/05/2025",
+            ),
             "btxn_test_atm_dep_partial": {
                 "atm_id": "ATM #5847",
                 "deposit_date": txn.get("date", "Unknown"),
@@ -1404,15 +1556,9 @@ For deposits without available images, the dispute will proceed based on custome
         if reason not in valid_reasons:
             return f"Error: Invalid reason. Must be one of: {valid_reasons}"
 
-        # Verify credit card account exists
-        result = query_database_tool(
-            "credit_card_accounts",
-            f'{{"account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        if "No results found" in result or "No records found" in result:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
+        error = _cc_not_found(self.db, credit_card_account_id)
+        if error:
+            return error
 
         # Generate order ID
         order_id = generate_credit_card_order_id(credit_card_account_id, user_id, reason)
@@ -1470,28 +1616,15 @@ For deposits without available images, the dispute will proceed based on custome
         if not user_id:
             return "Error: Missing required parameter: user_id"
 
-        transaction_disputes_result = query_database_tool(
-            "transaction_disputes", f'{{"user_id": "{user_id}"}}', db=self.db
-        )
-
-        result_parts = [
+        return self._history(
+            "transaction_disputes",
+            "user_id",
+            user_id,
             "User transaction dispute history retrieved successfully.",
-            "",
-            f"Executed: get_user_dispute_history_7291",
+            "get_user_dispute_history_7291",
             f"Transaction dispute history for user {user_id}:",
-        ]
-
-        has_disputes = (
-            "No records found" not in transaction_disputes_result
-            and "No results found" not in transaction_disputes_result
+            "\nNo transaction disputes found for this user.",
         )
-
-        if has_disputes:
-            result_parts.append(transaction_disputes_result)
-        else:
-            result_parts.append("\nNo transaction disputes found for this user.")
-
-        return "\n".join(result_parts)
 
     @is_discoverable_tool(ToolType.READ)
     def get_pending_replacement_orders_5765(self, credit_card_account_id: str) -> str:
@@ -1506,27 +1639,15 @@ For deposits without available images, the dispute will proceed based on custome
         if not credit_card_account_id:
             return "Error: Missing required parameter: credit_card_account_id"
 
-        orders_result = query_database_tool(
+        return self._history(
             "credit_card_orders",
-            f'{{"credit_card_account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        result_parts = [
+            "credit_card_account_id",
+            credit_card_account_id,
             "Pending replacement orders check completed.",
-            "",
-            f"Executed: get_pending_replacement_orders_5765",
+            "get_pending_replacement_orders_5765",
             f"Replacement orders for credit card account {credit_card_account_id}:",
-        ]
-
-        has_orders = "No records found" not in orders_result and "No results found" not in orders_result
-
-        if has_orders:
-            result_parts.append(orders_result)
-        else:
-            result_parts.append("\nNo pending replacement orders found for this credit card account.")
-
-        return "\n".join(result_parts)
+            "\nNo pending replacement orders found for this credit card account.",
+        )
 
     @is_discoverable_tool(ToolType.WRITE)
     def log_credit_card_closure_reason_4521(
@@ -1593,30 +1714,15 @@ For deposits without available images, the dispute will proceed based on custome
         if not credit_card_account_id:
             return "Error: Missing required parameter: credit_card_account_id"
 
-        closure_reasons_result = query_database_tool(
+        return self._history(
             "credit_card_closure_reasons",
-            f'{{"credit_card_account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        result_parts = [
+            "credit_card_account_id",
+            credit_card_account_id,
             "Closure reason history retrieved successfully.",
-            "",
-            f"Executed: get_closure_reason_history_8293",
+            "get_closure_reason_history_8293",
             f"Closure reason history for credit card account {credit_card_account_id}:",
-        ]
-
-        has_records = (
-            "No records found" not in closure_reasons_result
-            and "No results found" not in closure_reasons_result
+            "\nNo closure reason records found for this credit card account.",
         )
-
-        if has_records:
-            result_parts.append(closure_reasons_result)
-        else:
-            result_parts.append("\nNo closure reason records found for this credit card account.")
-
-        return "\n".join(result_parts)
 
     @is_discoverable_tool(ToolType.WRITE)
     def apply_statement_credit_8472(
@@ -1658,14 +1764,9 @@ For deposits without available images, the dispute will proceed based on custome
         if reason not in valid_reasons:
             return f"Error: Invalid reason. Must be one of: {valid_reasons}"
 
-        result = query_database_tool(
-            "credit_card_accounts",
-            f'{{"account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        if "No results found" in result or "No records found" in result:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
+        error = _cc_not_found(self.db, credit_card_account_id)
+        if error:
+            return error
 
         transaction_id = generate_transaction_id(
             user_id, "STATEMENT_CREDIT", reason, amount, "Statement Credit"
@@ -1746,15 +1847,9 @@ For deposits without available images, the dispute will proceed based on custome
         if reason not in valid_reasons:
             return f"Error: Invalid reason. Must be one of: {valid_reasons}"
 
-        # Verify the credit card account exists
-        result = query_database_tool(
-            "credit_card_accounts",
-            f'{{"account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        if "No results found" in result or "No records found" in result:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
+        error = _cc_not_found(self.db, credit_card_account_id)
+        if error:
+            return error
 
         flag_id = generate_account_flag_id(credit_card_account_id, flag_type, expiration_date)
 
@@ -1809,14 +1904,9 @@ For deposits without available images, the dispute will proceed based on custome
         if not credit_card_account_id or not user_id:
             return "Error: Missing required parameters (credit_card_account_id, user_id)."
 
-        result = query_database_tool(
-            "credit_card_accounts",
-            f'{{"account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        if "No results found" in result or "No records found" in result:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
+        error = _cc_not_found(self.db, credit_card_account_id)
+        if error:
+            return error
 
         success, updated_record = update_record_in_db(
             "credit_card_accounts",
@@ -1886,15 +1976,9 @@ For deposits without available images, the dispute will proceed based on custome
         if amount > current_balance:
             return f"Error: Insufficient funds in checking account. Available balance: ${current_balance:.2f}, requested payment: ${amount:.2f}."
 
-        # Verify credit card account exists and belongs to the user
-        if credit_card_account_id not in self.db.credit_card_accounts.data:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
-
-        cc_account = self.db.credit_card_accounts.data[credit_card_account_id]
-        if cc_account.get("user_id") != user_id:
-            return (
-                f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
-            )
+        error, cc_account = _user_cc_account(self.db, credit_card_account_id, user_id)
+        if error:
+            return error
 
         # Get credit card balance
         cc_balance_str = cc_account.get("current_balance", "$0.00")
@@ -1960,15 +2044,9 @@ For deposits without available images, the dispute will proceed based on custome
         if requested_increase_amount <= 0:
             return "Error: Requested increase amount must be positive."
 
-        # Verify the credit card account exists
-        if credit_card_account_id not in self.db.credit_card_accounts.data:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
-
-        cc_account = self.db.credit_card_accounts.data[credit_card_account_id]
-        if cc_account.get("user_id") != user_id:
-            return (
-                f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
-            )
+        error, cc_account = _user_cc_account(self.db, credit_card_account_id, user_id)
+        if error:
+            return error
 
         request_id = generate_credit_limit_increase_request_id(
             credit_card_account_id, user_id, requested_increase_amount
@@ -2012,27 +2090,15 @@ For deposits without available images, the dispute will proceed based on custome
         if not credit_card_account_id:
             return "Error: Missing required parameter: credit_card_account_id"
 
-        cli_result = query_database_tool(
+        return self._history(
             "credit_limit_increase_requests",
-            f'{{"credit_card_account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        result_parts = [
+            "credit_card_account_id",
+            credit_card_account_id,
             "Credit limit increase history retrieved.",
-            "",
-            f"Executed: get_credit_limit_increase_history_4829",
+            "get_credit_limit_increase_history_4829",
             f"Credit limit increase history for account {credit_card_account_id}:",
-        ]
-
-        has_records = "No records found" not in cli_result and "No results found" not in cli_result
-
-        if has_records:
-            result_parts.append(cli_result)
-        else:
-            result_parts.append("\nNo credit limit increase requests found for this account.")
-
-        return "\n".join(result_parts)
+            "\nNo credit limit increase requests found for this account.",
+        )
 
     @is_discoverable_tool(ToolType.READ)
     def get_payment_history_6183(self, credit_card_account_id: str, months: int) -> str:
@@ -2112,15 +2178,9 @@ For deposits without available images, the dispute will proceed based on custome
         if not credit_card_account_id or not user_id or new_credit_limit is None:
             return "Error: Missing required parameters."
 
-        # Verify the credit card account exists
-        if credit_card_account_id not in self.db.credit_card_accounts.data:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
-
-        cc_account = self.db.credit_card_accounts.data[credit_card_account_id]
-        if cc_account.get("user_id") != user_id:
-            return (
-                f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
-            )
+        error, cc_account = _user_cc_account(self.db, credit_card_account_id, user_id)
+        if error:
+            return error
 
         # ===========================================
         # ELIGIBILITY CHECKS - All must pass
@@ -2532,13 +2592,13 @@ For deposits without available images, the dispute will proceed based on custome
             "Bank Accounts:",
         ]
 
-        if "No records found" not in accounts_result and "No results found" not in accounts_result:
+        if _found(accounts_result):
             result_parts.append(accounts_result)
         else:
             result_parts.append("  No bank accounts found.")
 
         result_parts.append("\nCredit Card Accounts:")
-        if "No records found" not in cc_result and "No results found" not in cc_result:
+        if _found(cc_result):
             result_parts.append(cc_result)
         else:
             result_parts.append("  No credit card accounts found.")
@@ -2629,71 +2689,7 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             Credit applied to checking account successfully.
         """
-        if not account_id or amount is None or not credit_type:
-            return "Error: Missing required parameters."
-
-        # Validate amount is a positive number
-        try:
-            amount = float(amount)
-        except (TypeError, ValueError):
-            return "Error: Invalid credit amount. Must be a number."
-
-        if amount <= 0:
-            return "Error: Credit amount must be positive."
-
-        valid_types = ["rebate_credit", "fee_refund"]
-        if credit_type not in valid_types:
-            return f"Error: Invalid credit_type. Must be one of: {valid_types}"
-
-        if account_id not in self.db.accounts.data:
-            return f"Error: Account '{account_id}' not found."
-
-        account = self.db.accounts.data[account_id]
-
-        # Verify it's a checking account
-        account_class = account.get("class", "").lower()
-        if account_class != "checking":
-            return f"Error: Account '{account_id}' is not a checking account. Credits can only be applied to checking accounts."
-
-        # Check account status
-        if account.get("status") not in ("ACTIVE", "OPEN"):
-            return f"Error: Account '{account_id}' is not active."
-
-        current_balance = _get_account_balance(account)
-        new_balance = current_balance + amount
-
-        # Update the account balance
-        account["current_holdings"] = f"${new_balance:.2f}"
-
-        # Create transaction record
-        transaction_id = f"txn_{_deterministic_id(f'checking_credit:{account_id}:{credit_type}:{amount}:{get_today_str()}')}"
-
-        if credit_type == "rebate_credit":
-            description = "REBATE CREDIT - CUSTOMER SERVICE"
-        else:
-            description = "FEE REFUND - CUSTOMER SERVICE"
-
-        transaction_record = {
-            "transaction_id": transaction_id,
-            "account_id": account_id,
-            "date": get_today_str(),
-            "description": description,
-            "amount": amount,
-            "type": credit_type,
-            "status": "posted",
-        }
-
-        self.db.bank_account_transaction_history.data[transaction_id] = transaction_record
-
-        return (
-            f"\nCredit applied successfully!\n"
-            f"  - Transaction ID: {transaction_id}\n"
-            f"  - Account: {account_id}\n"
-            f"  - Credit Type: {credit_type}\n"
-            f"  - Amount: ${amount:.2f}\n"
-            f"  - Previous Balance: ${current_balance:.2f}\n"
-            f"  - New Balance: ${new_balance:.2f}"
-        )
+        return self._credit_account("checking", account_id, amount, credit_type)
 
     @is_discoverable_tool(ToolType.WRITE)
     def apply_savings_account_credit_6831(
@@ -2712,73 +2708,7 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             Credit applied to savings account successfully.
         """
-        if not account_id or amount is None or not credit_type:
-            return "Error: Missing required parameters."
-
-        # Validate amount is a positive number
-        try:
-            amount = float(amount)
-        except (TypeError, ValueError):
-            return "Error: Invalid credit amount. Must be a number."
-
-        if amount <= 0:
-            return "Error: Credit amount must be positive."
-
-        valid_types = ["interest_correction", "fee_refund", "goodwill_credit"]
-        if credit_type not in valid_types:
-            return f"Error: Invalid credit_type. Must be one of: {valid_types}"
-
-        if account_id not in self.db.accounts.data:
-            return f"Error: Account '{account_id}' not found."
-
-        account = self.db.accounts.data[account_id]
-
-        # Verify it's a savings account
-        account_class = account.get("class", "").lower()
-        if account_class not in ("saving", "savings"):
-            return f"Error: Account '{account_id}' is not a savings account. This tool only applies to savings accounts."
-
-        # Check account status
-        if account.get("status") not in ("ACTIVE", "OPEN"):
-            return f"Error: Account '{account_id}' is not active."
-
-        current_balance = _get_account_balance(account)
-        new_balance = current_balance + amount
-
-        # Update the account balance
-        account["current_holdings"] = f"{new_balance:.2f}"
-
-        # Create transaction record
-        transaction_id = f"txn_{_deterministic_id(f'savings_credit:{account_id}:{credit_type}:{amount}:{get_today_str()}')}"
-
-        if credit_type == "interest_correction":
-            description = "INTEREST CORRECTION - CUSTOMER SERVICE"
-        elif credit_type == "fee_refund":
-            description = "FEE REFUND - CUSTOMER SERVICE"
-        else:
-            description = "GOODWILL CREDIT - CUSTOMER SERVICE"
-
-        transaction_record = {
-            "transaction_id": transaction_id,
-            "account_id": account_id,
-            "date": get_today_str(),
-            "description": description,
-            "amount": amount,
-            "type": credit_type,
-            "status": "posted",
-        }
-
-        self.db.bank_account_transaction_history.data[transaction_id] = transaction_record
-
-        return (
-            f"\nCredit applied successfully!\n"
-            f"  - Transaction ID: {transaction_id}\n"
-            f"  - Account: {account_id}\n"
-            f"  - Credit Type: {credit_type}\n"
-            f"  - Amount: ${amount:.2f}\n"
-            f"  - Previous Balance: ${current_balance:.2f}\n"
-            f"  - New Balance: ${new_balance:.2f}"
-        )
+        return self._credit_account("savings", account_id, amount, credit_type)
 
     @is_discoverable_tool(ToolType.WRITE)
     def submit_interest_discrepancy_report_7294(
@@ -3217,38 +3147,12 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             New debit card activated successfully.
         """
-        args = {
-            "card_id": card_id,
-            "last_4_digits": last_4_digits,
-            "expiration_date": expiration_date,
-            "cvv": cvv,
-            "pin": pin,
-        }
-
-        error, card = _validate_activation_common(
-            args, self.db, ["new_account", "first_card"], "activate_debit_card_8291"
+        # Deactivates any other active cards for the same account
+        error, _, deactivated_cards = self._activate(
+            "activate_debit_card_8291", card_id, last_4_digits, expiration_date, cvv, pin
         )
         if error:
             return error
-
-        account_id = card.get("account_id")
-
-        # Activate the card
-        card["status"] = "ACTIVE"
-        card["activated_date"] = get_today_str()
-
-        # Deactivate any other active cards for the same account
-        deactivated_cards = []
-        for other_card_id, other_card in self.db.debit_cards.data.items():
-            if (
-                other_card_id != card_id
-                and other_card.get("account_id") == account_id
-                and other_card.get("status") == "ACTIVE"
-            ):
-                other_card["status"] = "DEACTIVATED"
-                other_card["deactivated_date"] = get_today_str()
-                other_card["deactivation_reason"] = "New card activated"
-                deactivated_cards.append(other_card_id)
 
         result_parts = [
             "New Debit Card Activation Successful",
@@ -3288,39 +3192,12 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             Replacement debit card activated successfully.
         """
-        args = {
-            "card_id": card_id,
-            "last_4_digits": last_4_digits,
-            "expiration_date": expiration_date,
-            "cvv": cvv,
-            "pin": pin,
-        }
-
-        error, card = _validate_activation_common(
-            args, self.db, ["lost", "stolen", "fraud"], "activate_debit_card_8292"
+        # Deactivates any other active cards for the same account (immediately for security)
+        error, issue_reason, deactivated_cards = self._activate(
+            "activate_debit_card_8292", card_id, last_4_digits, expiration_date, cvv, pin
         )
         if error:
             return error
-
-        account_id = card.get("account_id")
-        issue_reason = card.get("issue_reason", "lost")
-
-        # Activate the card
-        card["status"] = "ACTIVE"
-        card["activated_date"] = get_today_str()
-
-        # Deactivate any other active cards for the same account (immediately for security)
-        deactivated_cards = []
-        for other_card_id, other_card in self.db.debit_cards.data.items():
-            if (
-                other_card_id != card_id
-                and other_card.get("account_id") == account_id
-                and other_card.get("status") == "ACTIVE"
-            ):
-                other_card["status"] = "DEACTIVATED"
-                other_card["deactivated_date"] = get_today_str()
-                other_card["deactivation_reason"] = f"Replacement card activated ({issue_reason})"
-                deactivated_cards.append(other_card_id)
 
         result_parts = [
             "Replacement Debit Card Activation Successful",
@@ -3369,42 +3246,12 @@ For deposits without available images, the dispute will proceed based on custome
         Returns:
             Reissued debit card activated successfully.
         """
-        args = {
-            "card_id": card_id,
-            "last_4_digits": last_4_digits,
-            "expiration_date": expiration_date,
-            "cvv": cvv,
-            "pin": pin,
-        }
-
-        error, card = _validate_activation_common(
-            args,
-            self.db,
-            ["expired", "damaged", "upgrade", "bank_reissue"],
-            "activate_debit_card_8293",
+        # For reissued cards, old card has 24-hour grace period
+        error, issue_reason, old_cards_with_grace = self._activate(
+            "activate_debit_card_8293", card_id, last_4_digits, expiration_date, cvv, pin
         )
         if error:
             return error
-
-        account_id = card.get("account_id")
-        issue_reason = card.get("issue_reason", "expired")
-
-        # Activate the card
-        card["status"] = "ACTIVE"
-        card["activated_date"] = get_today_str()
-
-        # For reissued cards, old card has 24-hour grace period
-        old_cards_with_grace = []
-        for other_card_id, other_card in self.db.debit_cards.data.items():
-            if (
-                other_card_id != card_id
-                and other_card.get("account_id") == account_id
-                and other_card.get("status") == "ACTIVE"
-            ):
-                other_card["status"] = "GRACE_PERIOD"
-                other_card["grace_period_ends"] = get_today_str()
-                other_card["deactivation_reason"] = f"Reissued card activated ({issue_reason})"
-                old_cards_with_grace.append(other_card_id)
 
         result_parts = [
             "Reissued Debit Card Activation Successful",
@@ -4007,6 +3854,13 @@ class KnowledgeUserTools(ToolKitBase):
             )
         return None
 
+    def _given_and_logged(self, tool_name: str, args: dict[str, Any]) -> str | None:
+        """The error text if the agent has not given the tool; else the call is logged and None."""
+        error = self._check_tool_given(tool_name)
+        if not error:
+            self._log_user_tool_call(tool_name, args)
+        return error
+
     def _log_user_tool_call(self, tool_name: str, args: dict[str, Any]) -> None:
         """Log a user discoverable tool call to the database."""
         call_record = {
@@ -4036,12 +3890,10 @@ class KnowledgeUserTools(ToolKitBase):
         Returns:
             Cash back dispute submitted successfully. Your case has been queued for review.
         """
-        error = self._check_tool_given("submit_cash_back_dispute_0589")
+        args = {"user_id": user_id, "transaction_id": transaction_id}
+        error = self._given_and_logged("submit_cash_back_dispute_0589", args)
         if error:
             return error
-
-        args = {"user_id": user_id, "transaction_id": transaction_id}
-        self._log_user_tool_call("submit_cash_back_dispute_0589", args)
 
         # Business logic from _handle_submit_cash_back_dispute
         dispute_id = generate_dispute_id(user_id, transaction_id)
@@ -4092,12 +3944,10 @@ class KnowledgeUserTools(ToolKitBase):
         Returns:
             Referral link generated successfully. Share this link with the person you want to refer.
         """
-        error = self._check_tool_given("get_referral_link")
+        args = {"user_id": user_id, "card_name": card_name}
+        error = self._given_and_logged("get_referral_link", args)
         if error:
             return error
-
-        args = {"user_id": user_id, "card_name": card_name}
-        self._log_user_tool_call("get_referral_link", args)
 
         # Business logic from _handle_get_referral_link
         referral_id = generate_referral_link_id(user_id, card_name)
@@ -4130,22 +3980,15 @@ class KnowledgeUserTools(ToolKitBase):
         Returns:
             Card information retrieved successfully.
         """
-        error = self._check_tool_given("get_card_last_4_digits")
+        args = {"credit_card_account_id": credit_card_account_id}
+        error = self._given_and_logged("get_card_last_4_digits", args)
         if error:
             return error
 
-        args = {"credit_card_account_id": credit_card_account_id}
-        self._log_user_tool_call("get_card_last_4_digits", args)
-
         # Business logic from _handle_get_card_last_4_digits
-        result = query_database_tool(
-            "credit_card_accounts",
-            f'{{"account_id": "{credit_card_account_id}"}}',
-            db=self.db,
-        )
-
-        if "No results found" in result or "No records found" in result:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
+        error = _cc_not_found(self.db, credit_card_account_id)
+        if error:
+            return error
 
         hash_input = f"card_last4:{credit_card_account_id}"
         hash_digest = hashlib.sha256(hash_input.encode()).hexdigest()
@@ -4170,12 +4013,10 @@ class KnowledgeUserTools(ToolKitBase):
         Returns:
             Check deposited successfully. Funds will be available according to your account's deposit policy.
         """
-        error = self._check_tool_given("deposit_check_3847")
+        args = {"account_id": account_id, "check_amount": check_amount}
+        error = self._given_and_logged("deposit_check_3847", args)
         if error:
             return error
-
-        args = {"account_id": account_id, "check_amount": check_amount}
-        self._log_user_tool_call("deposit_check_3847", args)
 
         # Business logic from _handle_deposit_check
         try:
@@ -4194,14 +4035,7 @@ class KnowledgeUserTools(ToolKitBase):
         if account.get("status") not in ("ACTIVE", "OPEN"):
             return f"Error: Account '{account_id}' is not active."
 
-        def parse_balance(val: Any) -> float:
-            if isinstance(val, (int, float)):
-                return float(val)
-            if isinstance(val, str):
-                return float(val.replace("$", "").replace(",", ""))
-            return 0.0
-
-        current_balance = parse_balance(account.get("current_holdings", account.get("balance", 0)))
+        current_balance = _get_account_balance(account)
         new_balance = current_balance + check_amount
 
         self.db.accounts.data[account_id]["current_holdings"] = f"${new_balance:.2f}"
@@ -4427,7 +4261,7 @@ class KnowledgeUserTools(ToolKitBase):
         existing_requests = query_database_tool("human_transfer_requests", "{}", db=self.db)
 
         # Count existing requests (simple count based on results)
-        if "No records found" in existing_requests or "No results found" in existing_requests:
+        if not _found(existing_requests):
             request_count = 1
         else:
             # Count the number of request entries

@@ -113,13 +113,6 @@ class RetailDB:
         full = {t: {**self.base[t], **self.changed[t]} for t in TABLES}
         return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
 
-    def snapshot(self) -> dict[str, dict[str, dict]]:
-        """The full tables (a deep copy) as they stand now."""
-        out = copy.deepcopy({t: dict(self.base[t]) for t in TABLES})
-        for t in TABLES:
-            out[t].update(copy.deepcopy(self.changed[t]))
-        return out
-
 
 @dataclass
 class Tau2Data:

@@ -20,13 +20,13 @@ gets :meth:`TelecomEnvironment.execute_user` and the 30 specs in its view
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.conversation import ToolCall
 from ...env.protocols import ToolOutcome
+from ..airline.reward import tool_calls
 from ..tau2_retail.environment import AGENT_INSTRUCTION, Tau2Environment
 from .data_model import LineStatus, PaymentRequest, TelecomData, TelecomDB, TelecomUserDB
 from .toolkit import call_tool
@@ -153,32 +153,11 @@ WRITE_TOOLS = frozenset(
 """The tools that change state (τ²-bench's ``mutates_state``): the only ones a replay runs."""
 
 
-def _tool_calls(messages: list[Mapping[str, Any]]) -> list[tuple[str, str, dict]]:
-    """``(requestor, name, arguments)`` of every tool call in the messages, in order."""
-    out = []
-    for m in messages:
-        role = m.get("role")
-        if role not in ("assistant", "user"):
-            continue
-        for c in m.get("tool_calls") or []:
-            fn = c.get("function") or c
-            args = fn.get("arguments") or {}
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except ValueError:
-                    args = {}
-            out.append(
-                (str(c.get("requestor") or role), str(fn.get("name")), args if isinstance(args, dict) else {})
-            )
-    return out
-
-
 def replay_messages(state: TelecomState, messages: list[Mapping[str, Any]]) -> list[str]:
     """Replay the write tool calls of ``messages`` (τ²-bench's ``set_state``: unknown and read-only
     tools skipped); the errors, one per failing call."""
     errors = []
-    for requestor, name, args in _tool_calls(messages):
+    for requestor, name, args in tool_calls(messages, ("assistant", "user")):
         if name not in WRITE_TOOLS:
             continue
         ok, content = state.get_response(requestor, name, args)

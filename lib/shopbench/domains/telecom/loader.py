@@ -17,10 +17,6 @@ from .tasks import check_split, check_tasks
 __all__ = ["load_telecom"]
 
 
-def _loc(err: dict) -> str:
-    return ".".join(str(x) for x in err.get("loc", ()))
-
-
 def _read_toml(path: Path, model: type[BaseModel], keyed: dict[str, str]) -> dict[str, Any]:
     if not path.exists():
         raise TelecomDataError("the file is missing", file=path)

@@ -24,33 +24,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..airline.reward import communicated
+from ..airline.reward import COMPLETED, communicated
+from ..airline.reward import action_checks as _action_checks
 from .data_model import TelecomData
-from .environment import TelecomState, _tool_calls, replay_messages
+from .environment import TelecomState, replay_messages
 
 __all__ = ["COMPLETED", "action_checks", "gold_hashes", "task_reward"]
 
-COMPLETED = frozenset({"user_stop", "agent_stop", "transfer"})
-
 
 def action_checks(actions: Sequence[Mapping], messages: Sequence[Mapping]) -> list[bool]:
-    """Per expected action: whether some tool call matches it (τ²-bench's ``compare_with_tool_call``)."""
-    calls = _tool_calls(list(messages))
-    out = []
-    for a in actions:
-        want = a.get("arguments") or {}
-        found = False
-        for _req, name, args in calls:
-            if name != a["name"]:
-                continue
-            keys = list(args) if a.get("compare_args") is None else list(a["compare_args"])
-            if not keys or {k: v for k, v in args.items() if k in keys} == {
-                k: v for k, v in want.items() if k in keys
-            }:
-                found = True
-                break
-        out.append(found)
-    return out
+    """Per expected action: whether some tool call of the agent or the user matches it (τ²-bench's
+    ``compare_with_tool_call``)."""
+    return _action_checks(actions, messages, ("assistant", "user"))
 
 
 def gold_hashes(data: TelecomData, task: Mapping[str, Any]) -> tuple[tuple[str, str], list[str]]:

@@ -26,6 +26,14 @@ def get_today() -> date:
     return date(2025, 2, 25)
 
 
+def _find(records: list, field: str, value: Any, missing: str) -> Any:
+    """The first record whose ``field`` is ``value`` (τ²-bench's lookups); ValueError(``missing``) if none."""
+    for record in records:
+        if getattr(record, field) == value:
+            return record
+    raise ValueError(missing)
+
+
 class TelecomTools:
     """Tools for the telecom domain implementing the functions described in the PRD."""
 
@@ -67,10 +75,9 @@ class TelecomTools:
         Returns:
             Customer object if found, None otherwise.
         """
-        for customer in self.db.customers:
-            if customer.customer_id == customer_id:
-                return customer
-        raise ValueError(f"Customer with ID {customer_id} not found")
+        return _find(
+            self.db.customers, "customer_id", customer_id, f"Customer with ID {customer_id} not found"
+        )
 
     @is_tool()
     def get_customer_by_name(self, full_name: str, dob: str) -> list[Customer]:
@@ -92,34 +99,21 @@ class TelecomTools:
         ]
 
     def _get_line_by_phone(self, phone_number: str) -> Line:
-        for line in self.db.lines:
-            if line.phone_number == phone_number:
-                return line
-        raise ValueError(f"Line with phone number {phone_number} not found")
+        return _find(
+            self.db.lines, "phone_number", phone_number, f"Line with phone number {phone_number} not found"
+        )
 
     def _get_line_by_id(self, line_id: str) -> Line:
-        for line in self.db.lines:
-            if line.line_id == line_id:
-                return line
-        raise ValueError(f"Line with ID {line_id} not found")
+        return _find(self.db.lines, "line_id", line_id, f"Line with ID {line_id} not found")
 
     def _get_plan_by_id(self, plan_id: str) -> Plan:
-        for plan in self.db.plans:
-            if plan.plan_id == plan_id:
-                return plan
-        raise ValueError(f"Plan with ID {plan_id} not found")
+        return _find(self.db.plans, "plan_id", plan_id, f"Plan with ID {plan_id} not found")
 
     def _get_device_by_id(self, device_id: str) -> Device:
-        for device in self.db.devices:
-            if device.device_id == device_id:
-                return device
-        raise ValueError(f"Device with ID {device_id} not found")
+        return _find(self.db.devices, "device_id", device_id, f"Device with ID {device_id} not found")
 
     def _get_bill_by_id(self, bill_id: str) -> Bill:
-        for bill in self.db.bills:
-            if bill.bill_id == bill_id:
-                return bill
-        raise ValueError(f"Bill with ID {bill_id} not found")
+        return _find(self.db.bills, "bill_id", bill_id, f"Bill with ID {bill_id} not found")
 
     def _get_target_line(self, customer_id: str, line_id: str) -> Line:
         customer = self.get_customer_by_id(customer_id)
