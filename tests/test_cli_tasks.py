@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -247,14 +248,18 @@ def test_padme_evaluator_on_recorded_reward_pairs(outputs):
 
 # ---- list, help, preview ---------------------------------------------------------------------------
 def test_help_and_list_answer_fast_and_show_the_tasks(outputs):
+    def cpu_s() -> float:  # CPU time of the finished children: what the command costs, not how busy the
+        c = resource.getrusage(resource.RUSAGE_CHILDREN)  # machine is (the other xdist worker, issue 27)
+        return c.ru_utime + c.ru_stime
+
     for args in (["--help"], ["list"]):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_s()
         r = run_cli(args, outputs)
-        took = time.perf_counter() - t0
+        took, cpu = time.perf_counter() - t0, cpu_s() - c0
         assert r.returncode == 0, r.stderr
-        assert took < 3.0, (
-            f"shopbench {args} took {took:.2f} s"
-        )  # the goal is 1 s; the test machine is shared
+        # the goal is 1 s; on an idle machine both take ~0.1 s of CPU (heavy imports would take seconds)
+        assert cpu < 1.0, f"shopbench {args} used {cpu:.2f} s of CPU"
+        assert took < 10.0, f"shopbench {args} took {took:.2f} s"  # a hang or a sleep, even when busy
     assert "pace_judge" in r.stdout and "padme_evaluator" in r.stdout and "protocol" in r.stdout
     assert "llamacpp/smollm2-135m-instruct" in r.stdout
     code = "import sys, shopbench.cli as c; c.main(['list']); print(sorted(m for m in ('pandas', 'litellm') if m in sys.modules))"
