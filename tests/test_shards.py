@@ -203,3 +203,19 @@ def test_every_kind_of_task_shards(tmp_path, monkeypatch):
                  for i in range(N)]  # fmt: skip
         assert sum(p["samples"] for p in parts) == full == 5
         assert len({p["log_dir"] for p in parts}) == N
+
+
+@pytest.mark.skipif(
+    not (ROOT.parent / "shared" / "data" / "tau2_airline").is_dir(), reason="tau2 airline data absent"
+)
+def test_tau2_agent_shards(tmp_path, monkeypatch):
+    """tau2_agent shards by its domain's task ids (it once fell through to the shop trials' ids: a traceback)."""
+    monkeypatch.setenv("SHOPBENCH_OUTPUTS", str(tmp_path / "outputs"))
+    monkeypatch.setenv("SHOPBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    kw = {"domain": "airline", "limit": 5}
+    full = shopbench.tasks.preview("tau2_agent", "local/schema-sampler", **kw)["samples"]
+    parts = [
+        shopbench.tasks.preview("tau2_agent", "local/schema-sampler", shard=f"{i}/{N}", **kw)
+        for i in range(N)
+    ]
+    assert sum(p["samples"] for p in parts) == full == 5

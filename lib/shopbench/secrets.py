@@ -161,6 +161,17 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     return text
 
 
+def redact_tree(x, secrets: Iterable[str] | None = None):
+    """``x`` (JSON-like: dicts, lists, tuples, strings) with :func:`redact` applied to every string in it."""
+    if isinstance(x, str):
+        return redact(x, secrets)
+    if isinstance(x, dict):
+        return {k: redact_tree(v, secrets) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [redact_tree(v, secrets) for v in x]
+    return x
+
+
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with the (sorted, possibly overlapping) spans replaced by one marker each."""
     out, pos = [], 0

@@ -87,18 +87,6 @@ def _plain(x: Any) -> Any:
     return str(x)
 
 
-def _redacted(x: Any, values: list[str]) -> Any:
-    from ..secrets import redact
-
-    if isinstance(x, str):
-        return redact(x, values)
-    if isinstance(x, dict):
-        return {k: _redacted(v, values) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_redacted(v, values) for v in x]
-    return x
-
-
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and not math.isfinite(v))
 
@@ -216,7 +204,7 @@ def build(task: str, rows: Any, metrics: Mapping[str, Any], provenance: Mapping[
           model: str | None = None, status: str | None = None) -> dict:  # fmt: skip
     """The portable log ``{"format", "header", "samples"}`` of one run (the module docstring), redacted.
     ``rows``: the run's samples table; ``prompts``: item id → the messages the subject was sent."""
-    from ..secrets import secret_values
+    from ..secrets import redact_tree, secret_values
 
     view = VIEWS.get(task, {"target": None, "output": None, "scores": ()})
     hashes, usage = _call_log(calls_dir) if calls_dir is not None else ({}, {})
@@ -253,7 +241,7 @@ def build(task: str, rows: Any, metrics: Mapping[str, Any], provenance: Mapping[
                                "traceback_ansi": ""}  # fmt: skip
         samples.append(sample)
     header = _header(task, metrics, provenance, model, samples, usage, status)
-    return _redacted({"format": FORMAT, "header": header, "samples": samples}, secret_values())
+    return redact_tree({"format": FORMAT, "header": header, "samples": samples}, secret_values())
 
 
 def _last_assistant(messages_json: str) -> str | None:

@@ -74,7 +74,7 @@ def merge(
     before the first write; the log is written to a temporary folder renamed into place at the end."""
     import pandas as pd
 
-    from ..secrets import redact, secret_values
+    from ..secrets import redact, redact_tree, secret_values
     from .registry import get_task
     from .runner import EvalResult, _counts, _evidence, _write_json, _write_samples
 
@@ -177,7 +177,7 @@ def merge(
             if rows[col].dtype == object:
                 rows[col] = [redact(v, secrets) if isinstance(v, str) else v for v in rows[col]]
         _write_samples(tmp, rows)
-        _write_json(tmp / "metrics.json", _redact_obj(metrics, secrets))
+        _write_json(tmp / "metrics.json", redact_tree(metrics, secrets))
         for rel, lines in {**call_files, **stores}.items():
             p = tmp / rel
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +190,7 @@ def merge(
                                   "samples": len(r["shard"]["sample_ids"]), "git_commit": r.get("git_commit"),
                                   "date": r.get("date")} for d, r in zip(dirs, runs, strict=True)],
                  "shard_rule": RULE}  # fmt: skip
-        _write_json(tmp / "run.json", _redact_obj(prov, secrets))
+        _write_json(tmp / "run.json", redact_tree(prov, secrets))
         if out.exists():
             out.rmdir()
         tmp.replace(out)
@@ -200,18 +200,6 @@ def merge(
     n_cached = _merge_caches(cache_dbs, cache_out) if cache_dbs else 0
     prov["caches_merged"] = n_cached
     return EvalResult(task, first.get("model") or str(metrics.get("agent")), rows, metrics, out, prov)
-
-
-def _redact_obj(x, secrets):
-    from ..secrets import redact
-
-    if isinstance(x, str):
-        return redact(x, secrets)
-    if isinstance(x, dict):
-        return {k: _redact_obj(v, secrets) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_redact_obj(v, secrets) for v in x]
-    return x
 
 
 def _epoch_major(frames) -> bool:

@@ -66,8 +66,8 @@ def sample_ids(t) -> list[str]:
     ):  # pace_assistant generating: (aid, query, persona, pool)
         return [str(it[0]) for it in t.items]
     sel = t.selected
-    if hasattr(t, "source") and hasattr(t.source, "task_id"):  # tau2_retail_agent
-        return [str(t.source.task_id(r)) for r in sel]
+    if hasattr(t, "task_id"):  # the τ² episode tasks (tau2_agent, tau2_retail_agent)
+        return [str(t.task_id(r)) for r in sel]
     return [str(getattr(s, "record_id", None) or s.trial_id) for s in sel]
 
 
