@@ -215,8 +215,9 @@ def noise_figure(floor: pd.DataFrame, passk: pd.DataFrame):
     ax1.set_xlabel("share of the per-trial variance")
     ax1.invert_yaxis()
     ax1.tick_params(axis="y", labelsize=7)
-    ax1.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.17),
-               ncol=3, fontsize=7, frameon=False)  # fmt: skip
+    # a figure legend (the report's tidy pass moves axes legends, and inside the bars it would hide them)
+    fig.legend(handles, [h.get_label() for h in handles], loc="lower center", bbox_to_anchor=(0.32, 0.0),
+               ncol=5, fontsize=7, frameon=False)  # fmt: skip
     long = merge_identical_series(passk, "agent", "k", "pass_hat_k")
     groups = list(long.groupby("agent", sort=False))
     for i, (agent, g) in enumerate(groups):
@@ -231,5 +232,5 @@ def noise_figure(floor: pd.DataFrame, passk: pd.DataFrame):
         ax2.set_xticks(range(1, int(passk["k"].max()) + 1))
     ax2.legend(fontsize=7)
     fig.suptitle("Noise floor: variance shares by source and pass^k per agent")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
