@@ -6,6 +6,9 @@ The prompts folder is :func:`prompts_dir`; the one prompt loader is :mod:`shopbe
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,3 +37,21 @@ def profile_dir(profile: str) -> Path:
 def default_cache_dir() -> Path:
     """The model-call cache is shared by all profiles (keys hold the full request)."""
     return Path(os.environ.get("SHOPBENCH_CACHE_DIR") or outputs_root() / "cache")
+
+
+@contextmanager
+def staged_folder(out: Path, tag: str) -> Iterator[Path]:
+    """A new temporary folder ``.<out>.<tag>`` beside ``out`` to write into: renamed to ``out`` (which must be
+    absent or empty) when the block ends, removed when it raises, so ``out`` is never half written."""
+    tmp = out.with_name(f".{out.name}.{tag}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        if out.exists():
+            out.rmdir()
+        tmp.replace(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

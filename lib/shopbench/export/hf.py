@@ -36,11 +36,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..paths import staged_folder
 
 __all__ = ["KINDS", "export", "is_export", "read_config"]
 
@@ -234,11 +234,7 @@ def export(name: str, out: str | Path, *, profile: str | None = None, source: st
         src
     )
     secrets = secret_values()
-    tmp = out.with_name(f".{out.name}.exporting")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
+    with staged_folder(out, "exporting") as tmp:
         configs, infos, json_cols, counts = [], [], {}, {}
         for cfg, rows in tables.items():
             tbl, jc = _table(rows, secrets)
@@ -260,12 +256,6 @@ def export(name: str, out: str | Path, *, profile: str | None = None, source: st
         body = _card_body(name, prov, counts, json_cols)
         text = "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
         (tmp / CARD).write_text(redact(text, secrets), encoding="utf-8")
-        if out.exists():
-            out.rmdir()
-        tmp.replace(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out, counts
 
 

@@ -5,11 +5,11 @@ merged. Above the runner, whose writers it reuses; the partition itself is :mod:
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError, ParamError
+from ..paths import staged_folder
 from .shards import MERGEABLE, RULE, order_hash
 
 __all__ = ["merge"]
@@ -168,11 +168,7 @@ def merge(
     metrics["evidence"] = metrics0[0].get("evidence") or _evidence(None, metrics["units"]["ok"] > 0)
     # ---- write (a temporary folder, renamed into place)
     secrets = secret_values()
-    tmp = out.with_name(f".{out.name}.merging")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
+    with staged_folder(out, "merging") as tmp:
         for col in rows.columns:
             if rows[col].dtype == object:
                 rows[col] = [redact(v, secrets) if isinstance(v, str) else v for v in rows[col]]
@@ -191,12 +187,6 @@ def merge(
                                   "date": r.get("date")} for d, r in zip(dirs, runs, strict=True)],
                  "shard_rule": RULE}  # fmt: skip
         _write_json(tmp / "run.json", redact_tree(prov, secrets))
-        if out.exists():
-            out.rmdir()
-        tmp.replace(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     n_cached = _merge_caches(cache_dbs, cache_out) if cache_dbs else 0
     prov["caches_merged"] = n_cached
     return EvalResult(task, first.get("model") or str(metrics.get("agent")), rows, metrics, out, prov)
