@@ -155,6 +155,12 @@ BAD = [
         "did you mean 'ares'?",
     ),
     (
+        setter("judging.llm_backbones", ["local/echo"]),  # smoke also has llm_runs: one would be ignored
+        "judging",
+        "both llm_runs and llm_backbones are given",
+        "or set llm_runs: [] and keep llm_backbones",
+    ),
+    (
         setter("paceshop.catalog", "synthtic"),
         "paceshop.catalog",
         "must be one of",

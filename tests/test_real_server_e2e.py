@@ -93,6 +93,7 @@ def test_every_answer_broken_is_no_answer_row_and_exit_3(server, tmp_path):
     prof["backbones"] = [*prof["backbones"], {"name": "smol", "model": "openai/smol", "api_base": base,
                                               "concurrency": 1}]  # fmt: skip
     prof["gateway"]["timeout_s"] = 600
+    prof["judging"].pop("llm_runs", None)  # smoke's own LLM run (the stand-in) would take the judging slot
     prof["judging"].update(llm_backbones=["smol"], llm_protocols=["pacejudge"], llm_subset=2, max_tokens=4)
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump(prof, sort_keys=False), encoding="utf-8")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import model_validator
+
 from ._base import Name, NonNegativeFloat, PositiveInt, Section
 
 PROTOCOL_NAMES = ("pacejudge", "pacejudge_prefix_first", "geval", "mtbench_scalar_first", "persona_blind", "persona_aware_generic", "ares",
@@ -55,6 +57,15 @@ class JudgingParams(Section):
     llm_budget_min: NonNegativeFloat | None = None  # per backbone, for runs built from llm_backbones
     repeats: PositiveInt = 1
     max_tokens: PositiveInt = 512
+
+    @model_validator(mode="after")
+    def _one_way_to_name_runs(self) -> JudgingParams:
+        if self.llm_runs and self.llm_backbones:
+            raise ValueError(
+                "judging: both llm_runs and llm_backbones are given, and llm_backbones would be ignored; list "
+                "the LLM judges under llm_runs (one entry per backbone), or set llm_runs: [] and keep llm_backbones"
+            )
+        return self
 
     def runs(self) -> list[LLMRun]:
         """The LLM runs: ``llm_runs`` if given, else one per backbone of ``llm_backbones``."""
