@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shopbench.catalog import importers, keywords, queries, retrieval, synthetic
+from shopbench.catalog import importers, queries, retrieval, synthetic
 from shopbench.catalog.importers import CatalogError, load_esci, load_json_products, write_esci_fixture
 from shopbench.catalog.keywords import (
     MISSION_KEYWORDS,
@@ -63,7 +63,8 @@ def test_pick_rule_counts_hits_with_boundaries_phrases_and_plurals():
     assert pick_rule("Air-Fryer, red!", lists, "F") == "A"  # phrase across a hyphen, 2 hits
     assert pick_rule("notebook reddish", lists, "F") == "F"  # no partial-word hits
     assert pick_rule("books books red", lists, "F") == "B"  # plurals hit
-    assert keywords.keyword_hits("red red green air fryer", ["red", "air fryer"]) == 3
+    three_beat_one = {"B": ["green"], "A": ["red", "air fryer"]}
+    assert pick_rule("red red green air fryer", three_beat_one, "F") == "A"
 
 
 def test_pick_rule_ties_by_list_order_and_fallback():

@@ -153,12 +153,6 @@ def _compile(keywords: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w])(?:{alt})(?:es|s)?(?![\w])")
 
 
-def keyword_hits(text: str, keywords: Sequence[str]) -> int:
-    """Number of keyword occurrences in ``text`` (normalized here; word/phrase boundaries, plurals hit)."""
-    pat = _compile(tuple(keywords))
-    return 0 if pat is None else len(pat.findall(match_form(text)))
-
-
 def pick_rule(text: str, keyword_lists: Mapping[str, Sequence[str]], fallback: str) -> str:
     """The paper's ``_pick_rule()`` (B.3.1): count the keyword hits of each list on the normalized text;
     "the [label] with the most hits wins; ties are broken by list order, and if no keyword matches"

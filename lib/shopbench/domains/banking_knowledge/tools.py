@@ -482,14 +482,6 @@ class KnowledgeTools(ToolKitBase):
         """Replace the read-call DB-logging allowlist."""
         self._read_log_allowlist = set(allowlist or [])
 
-    def get_user_discoverable_tools_state(self) -> dict[str, dict[str, Any]]:
-        """Get the current state of user discoverable tools (for sharing with user tools)."""
-        return self._user_discoverable_tools_state
-
-    def get_agent_discoverable_tools_state(self) -> dict[str, dict[str, Any]]:
-        """Get the current state of agent discoverable tools."""
-        return self._agent_discoverable_tools_state
-
     def _activate(
         self, tool: str, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
     ) -> tuple[str | None, str | None, list[str]]:
@@ -4167,15 +4159,6 @@ class KnowledgeUserTools(ToolKitBase):
             f"Share your referral ID with the person you're referring. "
             f"They will need to use this when applying for their account."
         )
-
-    def query_database(self, database_name: str, constraints: str = "{}") -> str:
-        """Query a database with constraints.
-
-        Args:
-            database_name: Name of the database to query
-            constraints: JSON string of field constraints
-        """
-        return query_database_tool(database_name, constraints, db=self.db)
 
     @is_tool(ToolType.WRITE)
     def call_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
