@@ -200,16 +200,22 @@ def _tracked(cls: type) -> type:
 
         def update(self, n: float | None = 1) -> Any:
             r = _reporter()
-            if r is not None:
+            if r is not None and not getattr(self, "_iterating", False):
                 r.update(self, 1 if n is None else n)
             return super().update(n)
 
         def __iter__(self) -> Any:
-            for obj in super().__iter__():
-                yield obj
-                r = _reporter()
-                if r is not None:
-                    r.update(self, 1)
+            # a drawn bar's own iteration calls update() for the items since its last redraw: those are
+            # counted here, item by item, so update() must not count them again
+            self._iterating = True
+            try:
+                for obj in super().__iter__():
+                    yield obj
+                    r = _reporter()
+                    if r is not None:
+                        r.update(self, 1)
+            finally:
+                self._iterating = False
 
         def close(self) -> None:
             r = _reporter()
