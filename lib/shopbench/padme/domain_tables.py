@@ -100,6 +100,18 @@ def domain_stats(name: str, path: Path) -> tuple[dict[str, Any] | None, str]:
         return None, f"data unreadable at {path}: {e}"
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository (``../shared/data/...``), not this machine's absolute path."""
+    import os
+
+    from ..paths import ROOT
+
+    try:
+        return os.path.relpath(path.resolve(), ROOT)
+    except ValueError:  # another drive
+        return str(path)
+
+
 def table16(paths: Mapping[str, Path]) -> pd.DataFrame:
     """Table 16 (module docstring): one row per domain of ``paths`` (``{domain: folder}``)."""
     from ..domains.check import PAPER_TABLE16
@@ -109,7 +121,7 @@ def table16(paths: Mapping[str, Path]) -> pd.DataFrame:
     for d in DOMAINS:
         stats, why = domain_stats(d, Path(paths[d]))
         paper = PAPER_TABLE16[d]
-        row: dict[str, Any] = {"domain": d, "data": str(paths[d])}
+        row: dict[str, Any] = {"domain": d, "data": _shown(Path(paths[d]))}
         for k in ("policy_words", "agent_tools", "user_tools"):
             row[k] = None if stats is None else stats[k]
             row[f"paper_{k}"] = paper[k]
