@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from shopbench.testing.cli import SHOPBENCH, call_rows, log_dir_of
+from shopbench.testing.cli import SHOPBENCH, call_rows, friendliness_pairs_file, log_dir_of
 from shopbench.testing.cli import run_cli as _run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,25 +179,10 @@ def test_a_server_answering_garbage_is_no_score_and_exit_3(outputs):
 
 
 # ---- padme_evaluator -------------------------------------------------------------------------------
-def _pairs_file(path: Path) -> Path:
-    from shopbench.padme.dataset import write_pairs_dataset
-    from shopbench.padme.types import Pair, Rollout
-
-    def roll(rid, text, level):
-        return Rollout(rid, "t1", "retail", "test", "friendliness", level, "", "agent-m", "scripted", 0, 0,
-                       [{"role": "user", "content": "my order is late"}, {"role": "assistant", "content": text}])  # fmt: skip
-
-    pairs = [Pair(f"p{i}", f"c{i}", "t1", "retail", "test", "friendliness", "bad-good", "agent-m", 0,
-                  roll(f"w{i}", f"No. ({i})", "bad"), roll(f"b{i}", f"I am sorry to hear that; let me check ({i}).", "good"),
-                  {"bad": "be curt", "good": "be warm"}, kept=True) for i in range(4)]  # fmt: skip
-    write_pairs_dataset(pairs, path)
-    return path / "pairs.jsonl"
-
-
 def test_padme_evaluator_on_a_pairs_file_cli_and_api_agree(outputs, tmp_path, monkeypatch):
     import shopbench
 
-    f = _pairs_file(tmp_path / "pairs")
+    f = friendliness_pairs_file(tmp_path / "pairs")
     r = run_cli(["eval", "padme_evaluator", "--model", "local/schema-sampler", "-T", f"pairs={f}", "--epochs", "2",
                  "--no-progress", "-T", "n_boot=100"], outputs)  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -216,7 +201,7 @@ def test_padme_evaluator_on_a_pairs_file_cli_and_api_agree(outputs, tmp_path, mo
 
 
 def test_a_changed_evaluator_prompt_is_checked_and_hashed(outputs, tmp_path):
-    f = _pairs_file(tmp_path / "pairs")
+    f = friendliness_pairs_file(tmp_path / "pairs")
     bad = tmp_path / "bad_prompt.txt"
     bad.write_text("# my prompt\n\nRate {response} on {criterion_name}.\n")
     r = run_cli(["eval", "padme_evaluator", "--model", "local/schema-sampler", "-T", f"pairs={f}",
@@ -331,7 +316,7 @@ def test_a_bad_jsonl_line_names_file_line_and_field(outputs, tmp_path):
     r = run_cli(["eval", "pace_judge", "--model", "local/checks", "-T", f"records={recs}"], outputs)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert str(recs) in r.stderr and "line 1" in r.stderr and "field" in r.stderr
-    f = _pairs_file(tmp_path / "pairs")
+    f = friendliness_pairs_file(tmp_path / "pairs")
     lines = f.read_text().splitlines()
     f.write_text(lines[0] + "\n" + lines[1].replace('"worse"', '"wrose"') + "\n")
     r = run_cli(["eval", "padme_evaluator", "--model", "local/schema-sampler", "-T", f"pairs={f}"], outputs)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shopbench.testing.cli import call_rows, log_dir_of, run_cli
+from shopbench.testing.cli import call_rows, friendliness_pairs_file, log_dir_of, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -25,22 +25,6 @@ def shop_run(outputs):
                  "-T", "max_tokens=200", "--limit", "2", "--no-progress", "-T", "n_boot=50"], outputs)  # fmt: skip
     assert r.returncode == 0, r.stderr
     return log_dir_of(r.stdout)
-
-
-def _pairs_file(path: Path) -> Path:
-    """Four kept friendliness pairs (as tests/test_cli_tasks.py writes them)."""
-    from shopbench.padme.dataset import write_pairs_dataset
-    from shopbench.padme.types import Pair, Rollout
-
-    def roll(rid, text, level):
-        return Rollout(rid, "t1", "retail", "test", "friendliness", level, "", "agent-m", "scripted", 0, 0,
-                       [{"role": "user", "content": "my order is late"}, {"role": "assistant", "content": text}])  # fmt: skip
-
-    pairs = [Pair(f"p{i}", f"c{i}", "t1", "retail", "test", "friendliness", "bad-good", "agent-m", 0,
-                  roll(f"w{i}", f"No. ({i})", "bad"), roll(f"b{i}", f"I am sorry to hear that; let me check ({i}).", "good"),
-                  {"bad": "be curt", "good": "be warm"}, kept=True) for i in range(4)]  # fmt: skip
-    write_pairs_dataset(pairs, path)
-    return path / "pairs.jsonl"
 
 
 def _origin(d: Path) -> dict:
@@ -92,7 +76,7 @@ def test_shop_agent_log_without_its_trajectories_is_one_message(shop_run, tmp_pa
 
 
 def test_padme_evaluator_pairs_judged_by_another_evaluator(outputs, tmp_path):
-    f = _pairs_file(tmp_path / "pairs")
+    f = friendliness_pairs_file(tmp_path / "pairs")
     r = run_cli(["eval", "padme_evaluator", "--model", "local/schema-sampler", "-T", f"pairs={f}", "--epochs", "2",
                  "--limit", "3", "--no-progress", "-T", "n_boot=50"], outputs)  # fmt: skip
     assert r.returncode == 0, r.stderr

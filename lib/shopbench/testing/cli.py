@@ -32,3 +32,20 @@ def call_rows(log_dir: Path) -> list[dict]:
     """Every row of a run's call logs (``<log_dir>/calls/*.jsonl``), in file order."""
     return [json.loads(line) for f in sorted((log_dir / "calls").glob("*.jsonl"))
             for line in f.read_text().splitlines() if line.strip()]  # fmt: skip
+
+
+def friendliness_pairs_file(path: Path) -> Path:
+    """A PADMÉ pairs dataset at ``path`` of four kept friendliness pairs (a curt reply vs a warm one), for
+    the padme_evaluator task's tests; returns its ``pairs.jsonl``."""
+    from ..padme.dataset import write_pairs_dataset
+    from ..padme.types import Pair, Rollout
+
+    def roll(rid, text, level):
+        return Rollout(rid, "t1", "retail", "test", "friendliness", level, "", "agent-m", "scripted", 0, 0,
+                       [{"role": "user", "content": "my order is late"}, {"role": "assistant", "content": text}])  # fmt: skip
+
+    pairs = [Pair(f"p{i}", f"c{i}", "t1", "retail", "test", "friendliness", "bad-good", "agent-m", 0,
+                  roll(f"w{i}", f"No. ({i})", "bad"), roll(f"b{i}", f"I am sorry to hear that; let me check ({i}).", "good"),
+                  {"bad": "be curt", "good": "be warm"}, kept=True) for i in range(4)]  # fmt: skip
+    write_pairs_dataset(pairs, path)
+    return path / "pairs.jsonl"
